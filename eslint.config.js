@@ -1,0 +1,52 @@
+// Lint: typescript-eslint's recommended rules, plus one rule per pure room: core, window,
+// dialects and cache-hints do no I/O, read no clock and import no server libraries.
+import tseslint from 'typescript-eslint';
+
+const ioModules = [
+  'fs', 'node:fs', 'fs/promises', 'node:fs/promises', 'net', 'node:net', 'http', 'node:http',
+  'https', 'node:https', 'child_process', 'node:child_process', 'worker_threads', 'node:worker_threads',
+  'dgram', 'node:dgram', 'undici', 'fastify', 'prom-client', 'pino', 'lru-cache', 'smol-toml',
+];
+
+const rooms = ['core', 'config', 'log', 'session', 'window', 'cache-hints', 'dialects', 'metrics', 'proxy', 'sim', 'cli'];
+
+const pure = (room, allowed) => ({
+  files: [`src/${room}/**/*.ts`],
+  rules: {
+    'no-restricted-imports': ['error', {
+      paths: ioModules.map((name) => ({ name, message: `src/${room} is pure: no I/O (DESIGN section 2).` })),
+    }],
+    'no-restricted-globals': ['error',
+      { name: 'fetch', message: 'pure room: no network' },
+      { name: 'setTimeout', message: 'pure room: time is passed in' },
+      { name: 'setInterval', message: 'pure room: time is passed in' },
+    ],
+    'no-restricted-properties': ['error',
+      { object: 'Date', property: 'now', message: 'pure room: time is passed in' },
+      { object: 'Math', property: 'random', message: 'pure room: randomness is passed in' },
+      { object: 'process', property: 'env', message: 'pure room: configuration is passed in' },
+    ],
+    'no-restricted-syntax': ['error',
+      {
+        selector: `ImportDeclaration[source.value=/(^|\\/)(${rooms.filter((r) => r !== room && !allowed.includes(r)).join('|')})\\//]`,
+        message: `src/${room} may import only from: ${allowed.join(', ')} (DESIGN section 2).`,
+      },
+      { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'pure room: time is passed in' },
+    ],
+  },
+});
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'dist-check/**', 'node_modules/**', 'data/**', 'grafana/**'] },
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+    },
+  },
+  pure('core', ['core']),
+  pure('window', ['core']),
+  pure('dialects', ['core', 'dialects']),
+  pure('cache-hints', ['core', 'config']),
+);

@@ -1,0 +1,78 @@
+/**
+ * Every error the project raises, in one table: stable code -> HTTP status, OpenAI `error.type`,
+ * and a message template. One class carries them; one function renders the OpenAI-shaped body.
+ * `docs/errors.md` lists the same table (a test ties the two together).
+ */
+
+interface ErrorSpec {
+  status: number;
+  type: 'invalid_request_error' | 'authentication_error' | 'not_found_error' | 'rate_limit_error' | 'api_error' | 'server_error' | 'cli_error';
+  message: string;
+}
+
+export const ERRORS = {
+  invalid_json: { status: 400, type: 'invalid_request_error', message: 'The request body is not valid JSON: {detail}' },
+  invalid_request: { status: 400, type: 'invalid_request_error', message: '{detail}' },
+  unknown_role: { status: 400, type: 'invalid_request_error', message: 'Unknown role "{role}" at {param}; expected system, developer, user, assistant or tool.' },
+  model_not_found: { status: 404, type: 'invalid_request_error', message: 'The model "{model}" does not exist. Known models: {known}.' },
+  body_too_large: { status: 413, type: 'invalid_request_error', message: 'The request body is larger than the limit of {limit} bytes.' },
+  unauthorized: { status: 401, type: 'authentication_error', message: '{detail}' },
+  context_length_exceeded: { status: 400, type: 'invalid_request_error', message: '{detail}' },
+  upstream_error: { status: 502, type: 'api_error', message: 'The upstream answered {status}: {detail}' },
+  upstream_unreachable: { status: 502, type: 'api_error', message: 'The upstream {provider} could not be reached: {detail}' },
+  upstream_connect_timeout: { status: 504, type: 'api_error', message: 'Connecting to the upstream {provider} timed out after {ms} ms.' },
+  upstream_headers_timeout: { status: 504, type: 'api_error', message: 'The upstream {provider} sent no response headers within {ms} ms.' },
+  upstream_body_timeout: { status: 504, type: 'api_error', message: 'The upstream {provider} stopped sending its response for {ms} ms.' },
+  upstream_bad_reply: { status: 502, type: 'api_error', message: 'The upstream {provider} sent a reply that could not be read: {detail}' },
+  internal_error: { status: 500, type: 'server_error', message: 'Internal error: {detail}' },
+  // Raised by the log, the window and the CLI; the CLI prints the message on one line.
+  config_invalid: { status: 500, type: 'cli_error', message: '{file}: {key}: {detail}' },
+  session_not_found: { status: 404, type: 'not_found_error', message: 'No session "{session}" in {dir}.' },
+  log_malformed: { status: 500, type: 'cli_error', message: '{file}:{line}: {detail}' },
+  log_locked: { status: 409, type: 'cli_error', message: '{file}: the session is locked by process {pid}.' },
+  unknown_recipe_version: { status: 500, type: 'cli_error', message: '{file}:{line}: unknown window recipe version "{version}"; this build knows {known}.' },
+  digest_mismatch: { status: 500, type: 'cli_error', message: '{file}:{line}: request seq {seq} rebuilt to digest {got}, the log recorded {want}.' },
+  bad_argument: { status: 400, type: 'cli_error', message: '{detail}' },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export type ErrorParams = Record<string, string | number>;
+
+export class ProxyError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly type: string;
+  /** The request field the error is about, OpenAI's `error.param`. */
+  readonly param: string | null;
+
+  constructor(code: ErrorCode, params: ErrorParams = {}, options: { param?: string; status?: number; cause?: unknown } = {}) {
+    const spec = ERRORS[code];
+    super(fill(spec.message, params), options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'ProxyError';
+    this.code = code;
+    this.status = options.status ?? spec.status;
+    this.type = spec.type;
+    this.param = options.param ?? null;
+  }
+}
+
+function fill(template: string, params: ErrorParams): string {
+  return template.replace(/\{(\w+)\}/g, (whole, key: string) => {
+    const value = params[key];
+    return value === undefined ? whole : String(value);
+  });
+}
+
+export interface OpenAIErrorBody {
+  error: { message: string; type: string; param: string | null; code: string | null };
+}
+
+/** The one renderer of `{"error":{...}}` bodies. */
+export function errorBody(err: ProxyError): OpenAIErrorBody {
+  return { error: { message: err.message, type: err.type, param: err.param, code: err.code } };
+}
+
+export function isProxyError(value: unknown): value is ProxyError {
+  return value instanceof ProxyError;
+}

@@ -1,0 +1,108 @@
+/**
+ * The log's events. One JSONL line each, append-only, per session. The window is a fold over
+ * these; nothing else is needed to rebuild a request (replay).
+ */
+import type { NeutralMessage, NeutralReply, Origin, RequestParams, ToolSpec } from './types.js';
+
+export const WINDOW_VERSIONS = ['window-v1'] as const;
+export type WindowVersion = (typeof WINDOW_VERSIONS)[number];
+
+/** Everything the window needs besides the events; recorded at session start and resume. */
+export interface Recipe {
+  version: WindowVersion;
+  /** Route (config model name) the session started on. */
+  route: string;
+  /** Context size in tokens. */
+  context: number;
+  /** Tokens kept for the reply; every request caps its output here. */
+  output_reserve: number;
+  /** Trim when the estimate crosses this ... */
+  high_water: number;
+  /** ... down to this, then leave the window alone until high water again. */
+  low_water: number;
+  /** A tool result over this is shown head and tail. */
+  max_result_tokens: number;
+  /** The most recent entries are never elided. */
+  protected_entries: number;
+  estimator: 'bytes/3';
+  system: 'follow' | 'append';
+  client_drops: 'follow' | 'absorb';
+}
+
+/** Why a request's prefix differs from its predecessor's (DESIGN section 8). */
+export type BreakCause =
+  | 'first'
+  | 'none'
+  | 'trim'
+  | 'system'
+  | 'tools'
+  | 'client_rewrite'
+  | 'model_switch'
+  | 'params'
+  | 'summary';
+
+/** Which cache hints went on the wire; recorded for the dashboards, not part of the digest. */
+export interface HintsRecord {
+  session_key?: boolean;
+  headers?: string[];
+  cache_control?: string;
+  breakpoints?: number;
+}
+
+export interface Timings {
+  /** Time to the first byte of the upstream reply, ms. */
+  ttfb_ms?: number;
+  total_ms: number;
+}
+
+export type EventBody =
+  | {
+      type: 'session.start';
+      recipe: Recipe;
+      /** Explicit ids that named the session (already hashed if they were credentials-like). */
+      ids: string[];
+      parent?: { session: string; seq: number };
+    }
+  | { type: 'session.resume'; recipe: Recipe }
+  /** `head: true` marks the session's leading system prompt (see the `system` policy). */
+  | { type: 'client.msg'; msg: NeutralMessage; head?: true }
+  | { type: 'catalog'; tools: ToolSpec[] }
+  | {
+      type: 'llm.req';
+      digest: string;
+      recipe_version: WindowVersion;
+      route: string;
+      model: string;
+      origin: Origin;
+      params: RequestParams;
+      /** Seqs this request newly elided (sticky: every later request keeps them elided). */
+      elided: number[];
+      est_tokens: number;
+      hints?: HintsRecord;
+      cause?: BreakCause;
+    }
+  | {
+      type: 'llm.resp';
+      /** Seq of the `llm.req` this answers. */
+      req: number;
+      reply: NeutralReply;
+      origin: Origin;
+      timings: Timings;
+      aborted?: true;
+    }
+  | { type: 'llm.error'; req: number; status?: number; body?: string; error?: string }
+  /** The client's history diverged: every conversation entry with seq >= from_seq leaves the window. */
+  | { type: 'client.rewrite'; from_seq: number; reason?: string }
+  /** A reviewed summary replacing the entries with seq in [from, to]. */
+  | { type: 'summary.add'; from: number; to: number; text: string; source_digest: string }
+  | { type: 'summary.revoke'; summary: number };
+
+export type EventType = EventBody['type'];
+
+export type LogEvent = EventBody & {
+  seq: number;
+  /** ISO-8601 time of writing; passed in, never read from a clock inside the pure rooms. */
+  ts: string;
+};
+
+export type EventOf<T extends EventType> = Extract<LogEvent, { type: T }>;

@@ -1,0 +1,43 @@
+/**
+ * What a dialect needs to know about the upstream it encodes for. Resolved from config by
+ * `src/config`; cache hints are computed by `src/cache-hints` and handed over as `WireHints`.
+ */
+
+export type WireFormat = 'openai-chat' | 'anthropic-messages' | 'ollama-chat' | 'openai-responses';
+
+/** How an assistant message's thinking text goes back on the openai-chat wire. */
+export type ReasoningOut = 'reasoning_content' | 'reasoning' | 'none';
+
+export interface DialectRoute {
+  wire: WireFormat;
+  /** Preset name (openai, deepseek, cerebras, ..., sim); dialects branch on options, not on this. */
+  preset: string;
+  /** Provider name from config: the origin of the blocks its replies carry. */
+  provider: string;
+  /** Upstream model id. */
+  model: string;
+  /** Base URL including any version path, e.g. `https://api.openai.com/v1`; the dialect adds its path. */
+  baseUrl: string;
+  reasoningOut: ReasoningOut;
+  /** DeepSeek: an assistant message with tool calls must carry `reasoning_content`, even empty. */
+  reasoningOnToolTurns: boolean;
+  /** Extra headers from config (e.g. `anthropic-beta`). */
+  headers: Record<string, string>;
+}
+
+/** Cache hints for one request, computed by `src/cache-hints`; wire-only, never in the digest. */
+export interface WireHints {
+  /** `sha256(session id)` hex, sent as `prompt_cache_key` when `bodyKey` is set. */
+  sessionKey?: string;
+  bodyKey: boolean;
+  /** Affinity headers (already holding the session key). */
+  headers: Record<string, string>;
+  cacheControl?: 'ephemeral' | '1h';
+}
+
+export interface EncodedRequest {
+  /** Path appended to the route's base URL, e.g. `/chat/completions`. */
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+}
