@@ -1,0 +1,94 @@
+/**
+ * Replay: fold a session's log event by event and rebuild every logged request from the events
+ * before it, under the recipe the log recorded. A request verifies only when its rebuilt digest
+ * and its newly elided set equal what `llm.req` recorded. Nothing here reads config or a clock.
+ */
+import { ProxyError } from '../core/errors.js';
+import type { EventOf, LogEvent } from '../core/events.js';
+import type { NeutralRequest } from '../core/types.js';
+import { WindowState } from '../window/index.js';
+
+export interface Rebuilt {
+  seq: number;
+  line: number;
+  digest: string;
+  recorded: string;
+  ok: boolean;
+  request: NeutralRequest;
+  /** Why it failed, when it did. */
+  problem?: string;
+}
+
+export interface VerifyOptions {
+  file: string;
+  /** Only rebuild this request (seq of an llm.req); undefined: every request. */
+  only?: number;
+  onRequest?: (r: Rebuilt) => void;
+}
+
+/** Rebuild the requests of one session's events; throws ProxyErrors naming file and line. */
+export function verifyEvents(events: readonly LogEvent[], opts: VerifyOptions): Rebuilt[] {
+  const state = new WindowState();
+  const out: Rebuilt[] = [];
+  let found = false;
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i]!;
+    const line = i + 1;
+    if (event.type === 'llm.req' && (opts.only === undefined || opts.only === event.seq)) {
+      found = true;
+      const rebuilt = rebuild(state, event, line, opts.file);
+      out.push(rebuilt);
+      opts.onRequest?.(rebuilt);
+      if (opts.only !== undefined) return out;
+    }
+    if (opts.only !== undefined && event.seq >= opts.only) break;
+    applyAt(state, event, line, opts.file);
+  }
+  if (opts.only !== undefined && !found) {
+    throw new ProxyError('bad_argument', { detail: `${opts.file}: seq ${opts.only} is not a logged request (llm.req)` });
+  }
+  return out;
+}
+
+function applyAt(state: WindowState, event: LogEvent, line: number, file: string): void {
+  try {
+    state.apply(event);
+  } catch (err) {
+    throw withPlace(err, file, line);
+  }
+}
+
+function rebuild(state: WindowState, event: EventOf<'llm.req'>, line: number, file: string): Rebuilt {
+  let result;
+  try {
+    result = state.build({ route: event.route, model: event.model, origin: event.origin, params: event.params });
+  } catch (err) {
+    throw withPlace(err, file, line);
+  }
+  const sameElided = sameSet(result.elided, event.elided);
+  const ok = result.digest === event.digest && sameElided;
+  const rebuilt: Rebuilt = { seq: event.seq, line, digest: result.digest, recorded: event.digest, ok, request: result.request };
+  if (!ok) {
+    rebuilt.problem = result.digest !== event.digest
+      ? `digest ${result.digest} differs from the recorded ${event.digest}`
+      : `elided [${result.elided.join(',')}] differs from the recorded [${event.elided.join(',')}]`;
+  }
+  return rebuilt;
+}
+
+function sameSet(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  const sa = [...a].sort((x, y) => x - y);
+  const sb = [...b].sort((x, y) => x - y);
+  return sa.every((v, i) => v === sb[i]);
+}
+
+/** Give an error from the window the file and line it came from. */
+function withPlace(err: unknown, file: string, line: number): unknown {
+  if (err instanceof ProxyError && err.code === 'unknown_recipe_version') {
+    const version = /"([^"]*)"/.exec(err.message)?.[1] ?? '?';
+    return new ProxyError('unknown_recipe_version', { file, line, version, known: 'window-v1' });
+  }
+  if (err instanceof ProxyError) return err;
+  return new ProxyError('log_malformed', { file, line, detail: err instanceof Error ? err.message : String(err) });
+}

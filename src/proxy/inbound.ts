@@ -1,0 +1,117 @@
+/**
+ * The inbound wire: an OpenAI Chat Completions request body, validated once, with every error
+ * naming the field (`messages[2].tool_call_id`). Unknown top-level fields are ignored, as OpenAI's
+ * own compatible servers do; unknown roles and ill-typed fields are 400s.
+ */
+import { z } from 'zod';
+import { ProxyError } from '../core/errors.js';
+
+const text = z.string();
+const textPart = z.object({ type: z.literal('text'), text }).loose();
+const imagePart = z.object({
+  type: z.literal('image_url'),
+  image_url: z.object({ url: z.string().min(1), detail: z.enum(['auto', 'low', 'high']).optional() }).loose(),
+}).loose();
+const part = z.discriminatedUnion('type', [textPart, imagePart]);
+const content = z.union([text, z.array(part)]);
+
+const toolCall = z.object({
+  id: z.string().min(1),
+  type: z.literal('function').optional(),
+  function: z.object({ name: z.string().min(1), arguments: z.string() }).loose(),
+}).loose();
+
+const systemMessage = z.object({ role: z.enum(['system', 'developer']), content: z.union([text, z.array(textPart)]) }).loose();
+const userMessage = z.object({ role: z.literal('user'), content }).loose();
+const assistantMessage = z.object({
+  role: z.literal('assistant'),
+  content: z.union([text, z.array(textPart), z.null()]).optional(),
+  tool_calls: z.array(toolCall).optional(),
+}).loose();
+const toolMessage = z.object({
+  role: z.literal('tool'),
+  tool_call_id: z.string().min(1),
+  content: z.union([text, z.array(textPart)]),
+}).loose();
+
+export const ROLES = ['system', 'developer', 'user', 'assistant', 'tool'] as const;
+
+const tool = z.object({
+  type: z.literal('function'),
+  function: z.object({
+    name: z.string().min(1),
+    description: z.string().optional(),
+    parameters: z.unknown().optional(),
+    strict: z.boolean().nullable().optional(),
+  }).loose(),
+}).loose();
+
+const chatRequest = z.object({
+  model: z.string().min(1),
+  messages: z.array(z.unknown()).min(1),
+  stream: z.boolean().nullable().optional(),
+  stream_options: z.object({ include_usage: z.boolean().optional() }).loose().nullable().optional(),
+  tools: z.array(tool).nullable().optional(),
+  tool_choice: z.unknown().optional(),
+  parallel_tool_calls: z.boolean().nullable().optional(),
+  temperature: z.number().min(0).max(2).nullable().optional(),
+  top_p: z.number().min(0).max(1).nullable().optional(),
+  max_tokens: z.number().int().positive().nullable().optional(),
+  max_completion_tokens: z.number().int().positive().nullable().optional(),
+  stop: z.union([z.string(), z.array(z.string())]).nullable().optional(),
+  seed: z.number().int().nullable().optional(),
+  response_format: z.unknown().optional(),
+  reasoning_effort: z.string().nullable().optional(),
+  presence_penalty: z.number().nullable().optional(),
+  frequency_penalty: z.number().nullable().optional(),
+  n: z.literal(1).nullable().optional(),
+  session_id: z.string().nullable().optional(),
+  prompt_cache_key: z.string().nullable().optional(),
+}).loose();
+
+export type ChatRequest = z.infer<typeof chatRequest>;
+export type ChatMessage =
+  | z.infer<typeof systemMessage>
+  | z.infer<typeof userMessage>
+  | z.infer<typeof assistantMessage>
+  | z.infer<typeof toolMessage>;
+
+const byRole = { system: systemMessage, developer: systemMessage, user: userMessage, assistant: assistantMessage, tool: toolMessage } as const;
+
+export interface ParsedChat {
+  body: ChatRequest;
+  messages: ChatMessage[];
+}
+
+/** Validate a parsed JSON body; throws a ProxyError naming the first bad field. */
+export function parseChatRequest(raw: unknown): ParsedChat {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ProxyError('invalid_request', { detail: 'The request body must be a JSON object.' });
+  }
+  const top = chatRequest.safeParse(raw);
+  if (!top.success) throw fromIssue(top.error.issues[0]!);
+  const messages = top.data.messages.map((m, i) => parseMessage(m, i));
+  return { body: top.data, messages };
+}
+
+function parseMessage(raw: unknown, index: number): ChatMessage {
+  const param = `messages[${index}]`;
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ProxyError('invalid_request', { detail: `${param} must be an object.` }, { param });
+  }
+  const role = (raw as { role?: unknown }).role;
+  if (typeof role !== 'string') {
+    throw new ProxyError('invalid_request', { detail: `Missing required parameter: '${param}.role'.` }, { param: `${param}.role` });
+  }
+  if (!(role in byRole)) throw new ProxyError('unknown_role', { role, param: `${param}.role` }, { param: `${param}.role` });
+  const parsed = byRole[role as keyof typeof byRole].safeParse(raw);
+  if (!parsed.success) throw fromIssue(parsed.error.issues[0]!, param);
+  return parsed.data as ChatMessage;
+}
+
+function fromIssue(issue: z.core.$ZodIssue, prefix = ''): ProxyError {
+  const path = issue.path.reduce<string>((acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc === '' ? String(key) : `${acc}.${String(key)}`), prefix);
+  const missing = issue.code === 'invalid_type' && /received undefined/.test(issue.message);
+  const detail = missing ? `Missing required parameter: '${path}'.` : `Invalid value for '${path}': ${issue.message}.`;
+  return new ProxyError('invalid_request', { detail }, { param: path });
+}

@@ -1,0 +1,74 @@
+/**
+ * How the proxy recognises a conversation the client sends again: each message reduced to what
+ * every client keeps (role, text, tool calls with JSON-equal arguments, tool_call_id), with what
+ * clients drop or reshape left out (reasoning fields, null vs empty content, key order).
+ * Pure: no I/O, no clock.
+ */
+import { canonicalJson, sha256Hex } from '../core/canonical.js';
+import type { ContentPart, NeutralMessage, ToolSpec } from '../core/types.js';
+
+/** The canonical text of one message as the client holds it. */
+export function canonicalMessage(msg: NeutralMessage): string {
+  switch (msg.role) {
+    case 'system':
+      return canonicalJson({ r: 's', t: msg.content });
+    case 'user':
+      return canonicalJson({ r: 'u', t: contentText(msg.content) });
+    case 'tool':
+      return canonicalJson({ r: 't', id: msg.tool_call_id, t: msg.content });
+    case 'assistant':
+      return canonicalJson({
+        r: 'a',
+        t: msg.content ?? '',
+        c: (msg.tool_calls ?? []).map((call) => ({ id: call.id, n: call.name, a: canonicalArguments(call.arguments) })),
+      });
+  }
+}
+
+/** A reply's fingerprint without its tool call ids (some clients rewrite ids). */
+export function replyFingerprint(msg: NeutralMessage): string | undefined {
+  if (msg.role !== 'assistant') return undefined;
+  const calls = (msg.tool_calls ?? []).map((call) => ({ n: call.name, a: canonicalArguments(call.arguments) }));
+  if ((msg.content ?? '') === '' && calls.length === 0) return undefined;
+  return sha256Hex(canonicalJson({ t: msg.content ?? '', c: calls }));
+}
+
+function contentText(content: string | ContentPart[]): string {
+  if (typeof content === 'string') return content;
+  return content.map((part) => (part.type === 'text' ? part.text : `[image:${part.sha256}]`)).join('');
+}
+
+function canonicalArguments(args: string): unknown {
+  try {
+    return JSON.parse(args) as unknown;
+  } catch {
+    return args;
+  }
+}
+
+/** h0: the system prompt and the tool set, sorted by name, in canonical form. */
+export function chainStart(system: string | undefined, tools: readonly ToolSpec[]): string {
+  const sorted = [...tools].sort((a, b) => (a.function.name < b.function.name ? -1 : a.function.name > b.function.name ? 1 : 0));
+  return sha256Hex(canonicalJson({ s: system ?? null, t: sorted }));
+}
+
+export function chainNext(previous: string, canonical: string): string {
+  return sha256Hex(previous + '\n' + canonical);
+}
+
+/** `[h1, ..., hn]` for a list of messages after h0. */
+export function chainHashes(h0: string, canonicals: readonly string[]): string[] {
+  const out: string[] = [];
+  let h = h0;
+  for (const c of canonicals) {
+    h = chainNext(h, c);
+    out.push(h);
+  }
+  return out;
+}
+
+/** The tool set's canonical form: equal for the same tools in any order or key order. */
+export function catalogCanonical(tools: readonly ToolSpec[]): string {
+  const sorted = [...tools].sort((a, b) => (a.function.name < b.function.name ? -1 : a.function.name > b.function.name ? 1 : 0));
+  return canonicalJson(sorted);
+}

@@ -1,0 +1,344 @@
+/**
+ * Sessions: which log an incoming request belongs to, and what it adds. Explicit ids first
+ * (DESIGN 5.1), then the chain-hash prefix index, then the latest-reply fingerprint (a client that
+ * compacted or dropped its oldest messages). Requests of one session run one at a time; different
+ * sessions run in parallel. Live sessions are held in memory up to a limit; the rest are reloaded
+ * from their logs on demand, and every index is rebuilt from the logs on start.
+ */
+import { randomBytes } from 'node:crypto';
+import type { EventBody, LogEvent, Recipe } from '../core/events.js';
+import type { NeutralMessage, ToolSpec } from '../core/types.js';
+import type { LogStore, SessionLog } from '../log/store.js';
+import { readLog } from '../log/reader.js';
+import { WindowState } from '../window/index.js';
+import { canonicalMessage, catalogCanonical, chainHashes, chainStart, replyFingerprint } from './fingerprint.js';
+import { planRequest, type Plan } from './plan.js';
+import { ClientView } from './view.js';
+
+/** A request's conversation, already converted to neutral messages. */
+export interface Incoming {
+  /** Explicit session id from a header or body field. */
+  explicitId?: string;
+  /** Leading system prompt (system and developer messages joined). */
+  system?: string;
+  tools: ToolSpec[];
+  /** The conversation after the leading system prompt. */
+  messages: NeutralMessage[];
+  /** Recipe for a session this request starts. */
+  recipe: Recipe;
+}
+
+export interface LiveSession {
+  readonly id: string;
+  readonly log: SessionLog;
+  readonly window: WindowState;
+  readonly view: ClientView;
+  readonly explicitIds: string[];
+  catalogCanonical: string;
+  /** View length before the running request added its messages; set while a request runs. */
+  inFlightFrom: number | undefined;
+  lastActive: number;
+  tail: Promise<void>;
+}
+
+export interface Turn {
+  session: LiveSession;
+  plan: Plan | { kind: 'new' };
+  /** Append an event to the session's log and fold it into its window and view. */
+  append(body: EventBody): LogEvent;
+  /** Let the session's next request run. */
+  release(): void;
+}
+
+export interface SessionManagerOptions {
+  now: () => Date;
+  /** Live sessions kept in memory beyond those in use. */
+  maxLive?: number;
+}
+
+interface IndexEntry {
+  session: string;
+  pos: number;
+}
+
+export class SessionManager {
+  readonly #store: LogStore;
+  readonly #now: () => Date;
+  readonly #maxLive: number;
+  readonly #live = new Map<string, LiveSession>();
+  readonly #loading = new Map<string, Promise<LiveSession>>();
+  /** Chain hash of a client-view prefix -> where it ends. */
+  readonly #prefix = new Map<string, IndexEntry>();
+  /** Explicit id -> sessions it named, most recent last. */
+  readonly #explicit = new Map<string, string[]>();
+  /** Fingerprint of a session's latest reply -> session. */
+  readonly #latestReply = new Map<string, string>();
+  readonly #lastActive = new Map<string, number>();
+
+  constructor(store: LogStore, opts: SessionManagerOptions) {
+    this.#store = store;
+    this.#now = opts.now;
+    this.#maxLive = opts.maxLive ?? 256;
+  }
+
+  /** Rebuild the indexes from every log in the data directory. */
+  async init(): Promise<void> {
+    for (const id of await this.#store.listSessions()) {
+      const { events } = await readLog(this.#store.file(id));
+      const view = new ClientView();
+      const ids: string[] = [];
+      for (const e of events) {
+        view.apply(e);
+        if (e.type === 'session.start') ids.push(...e.ids);
+      }
+      this.#indexView(id, view);
+      for (const x of ids) this.#nameSession(x, id);
+      this.#lastActive.set(id, Date.parse(events.at(-1)?.ts ?? '') || 0);
+    }
+  }
+
+  get liveCount(): number {
+    return this.#live.size;
+  }
+
+  /** Find or make the session for a request and wait for its turn. */
+  async begin(req: Incoming): Promise<Turn> {
+    const canon = req.messages.map((m) => ({ canonical: canonicalMessage(m), fp: replyFingerprint(m) }));
+    const found = await this.#find(req, canon.map((c) => c.canonical));
+    if (found === undefined) return this.#start(req, undefined);
+
+    const session = found;
+    const explicit = req.explicitId !== undefined;
+    // A request already running in this session decides forks without waiting for it.
+    if (session.inFlightFrom !== undefined) {
+      const plan = planRequest(session.view.entries, canon, { explicit, inFlightFrom: session.inFlightFrom, clientDrops: req.recipe.client_drops });
+      if (plan.kind === 'fork') return this.#fork(session, plan, req);
+    }
+    const release = await this.#lock(session);
+    const plan = planRequest(session.view.entries, canon, { explicit, clientDrops: req.recipe.client_drops });
+    if (plan.kind === 'fork') {
+      release();
+      return this.#fork(session, plan, req);
+    }
+    session.inFlightFrom = session.view.entries.length;
+    const turn = this.#turn(session, plan, release);
+    if (plan.kind === 'rewrite') turn.append({ type: 'client.rewrite', from_seq: plan.fromSeq, reason: 'the client history diverged from the log' });
+    this.#appendConversation(turn, req, plan.from);
+    return turn;
+  }
+
+  async #find(req: Incoming, canonicals: string[]): Promise<LiveSession | undefined> {
+    if (req.explicitId !== undefined) {
+      const named = this.#explicit.get(req.explicitId);
+      const best = named === undefined ? undefined : this.#longestIn(named, req, canonicals);
+      return best === undefined ? undefined : this.#load(best);
+    }
+    const h0 = chainStart(req.system, req.tools);
+    const hashes = chainHashes(h0, canonicals);
+    for (let i = hashes.length - 1; i >= 0; i--) {
+      const hit = this.#prefix.get(hashes[i]!);
+      if (hit !== undefined && hit.pos === i + 1) return this.#load(hit.session);
+    }
+    for (let i = req.messages.length - 1; i >= 0; i--) {
+      const fp = replyFingerprint(req.messages[i]!);
+      const hit = fp === undefined ? undefined : this.#latestReply.get(fp);
+      if (hit !== undefined) return this.#load(hit);
+    }
+    return undefined;
+  }
+
+  /** Among the sessions an explicit id named, the one sharing the longest prefix (latest on ties). */
+  #longestIn(named: readonly string[], req: Incoming, canonicals: string[]): string | undefined {
+    const h0 = chainStart(req.system, req.tools);
+    const hashes = chainHashes(h0, canonicals);
+    let best: string | undefined;
+    let bestLen = -1;
+    for (const id of named) {
+      let len = 0;
+      for (let i = hashes.length - 1; i >= 0; i--) {
+        const hit = this.#prefix.get(hashes[i]!);
+        if (hit?.session === id) {
+          len = i + 1;
+          break;
+        }
+      }
+      if (len >= bestLen) {
+        best = id;
+        bestLen = len;
+      }
+    }
+    return best;
+  }
+
+  async #start(req: Incoming, parent: { session: LiveSession; atSeq: number } | undefined): Promise<Turn> {
+    const id = this.#newId();
+    const log = await this.#store.open(id, { create: true });
+    const session = this.#adopt(id, log);
+    const release = await this.#lock(session);
+    session.inFlightFrom = 0;
+    const turn = this.#turn(session, { kind: 'new' }, release);
+    if (parent === undefined) {
+      turn.append({ type: 'session.start', recipe: req.recipe, ids: req.explicitId === undefined ? [] : [req.explicitId] });
+      this.#appendConversation(turn, req, 0);
+    } else {
+      // The fork's log opens with the parent's events before the divergence, unchanged, so its
+      // requests share the parent's prefix bytes (and their cache).
+      for (const e of parent.session.log.events) {
+        if (e.seq >= parent.atSeq) break;
+        const { seq: _seq, ts: _ts, ...body } = e;
+        const copy = e.type === 'session.start'
+          ? { ...(body as EventBody & { type: 'session.start' }), ids: req.explicitId === undefined ? [] : [req.explicitId], parent: { session: parent.session.id, seq: parent.atSeq } }
+          : body;
+        turn.append(copy as EventBody);
+      }
+      session.inFlightFrom = session.view.entries.length;
+      const canon = req.messages.map((m) => ({ canonical: canonicalMessage(m) }));
+      const plan = planRequest(session.view.entries, canon, { explicit: false, clientDrops: 'follow' });
+      const from = plan.kind === 'append' ? plan.from : session.view.entries.length;
+      if (plan.kind !== 'append') turn.append({ type: 'client.rewrite', from_seq: plan.kind === 'fork' ? plan.atSeq : Number.MAX_SAFE_INTEGER, reason: 'fork' });
+      this.#appendConversation(turn, req, from);
+    }
+    if (req.explicitId !== undefined) this.#nameSession(req.explicitId, id);
+    return turn;
+  }
+
+  #fork(parent: LiveSession, plan: Extract<Plan, { kind: 'fork' }>, req: Incoming): Promise<Turn> {
+    return this.#start(req, { session: parent, atSeq: plan.atSeq });
+  }
+
+  /** Write what the request adds: a changed system prompt or catalog, then its new messages. */
+  #appendConversation(turn: Turn, req: Incoming, from: number): void {
+    const session = turn.session;
+    if (req.system !== undefined && req.system !== session.view.system) {
+      turn.append({ type: 'client.msg', msg: { role: 'system', content: req.system }, head: true });
+    }
+    const canonical = catalogCanonical(req.tools);
+    if (canonical !== session.catalogCanonical) {
+      turn.append({ type: 'catalog', tools: mergeCatalog(session.view.tools, req.tools) });
+      session.catalogCanonical = canonical;
+    }
+    for (const msg of req.messages.slice(from)) turn.append({ type: 'client.msg', msg });
+    // Index now, not at release: a concurrent request extending the same prefix must find this
+    // session (and fork from it) rather than start a session of its own.
+    this.#indexView(session.id, session.view);
+  }
+
+  #turn(session: LiveSession, plan: Turn['plan'], release: () => void): Turn {
+    let released = false;
+    return {
+      session,
+      plan,
+      append: (body) => {
+        const event = session.log.append(body, this.#now().toISOString());
+        session.window.apply(event);
+        session.view.apply(event);
+        session.lastActive = this.#now().getTime();
+        return event;
+      },
+      release: () => {
+        if (released) return;
+        released = true;
+        session.inFlightFrom = undefined;
+        this.#indexView(session.id, session.view);
+        this.#lastActive.set(session.id, session.lastActive);
+        release();
+        this.#evict();
+      },
+    };
+  }
+
+  async #lock(session: LiveSession): Promise<() => void> {
+    let release!: () => void;
+    const mine = new Promise<void>((resolve) => (release = resolve));
+    const previous = session.tail;
+    session.tail = previous.then(() => mine);
+    await previous;
+    return release;
+  }
+
+  async #load(id: string): Promise<LiveSession> {
+    const live = this.#live.get(id);
+    if (live !== undefined) {
+      this.#live.delete(id);
+      this.#live.set(id, live);
+      return live;
+    }
+    const pending = this.#loading.get(id);
+    if (pending !== undefined) return pending;
+    const loading = (async () => {
+      const log = await this.#store.open(id, { create: false });
+      const session = this.#adopt(id, log);
+      for (const e of log.events) {
+        session.window.apply(e);
+        session.view.apply(e);
+        if (e.type === 'session.start') session.explicitIds.push(...e.ids);
+      }
+      session.catalogCanonical = catalogCanonical(session.view.tools);
+      return session;
+    })();
+    this.#loading.set(id, loading);
+    try {
+      return await loading;
+    } finally {
+      this.#loading.delete(id);
+    }
+  }
+
+  #adopt(id: string, log: SessionLog): LiveSession {
+    const session: LiveSession = {
+      id, log, window: new WindowState(), view: new ClientView(), explicitIds: [],
+      catalogCanonical: catalogCanonical([]), inFlightFrom: undefined, lastActive: this.#now().getTime(), tail: Promise.resolve(),
+    };
+    this.#live.set(id, session);
+    return session;
+  }
+
+  /** Close idle sessions beyond the limit, least recently used first. */
+  #evict(): void {
+    for (const [id, s] of this.#live) {
+      if (this.#live.size <= this.#maxLive) return;
+      if (s.inFlightFrom !== undefined) continue;
+      this.#live.delete(id);
+      void s.log.close();
+    }
+  }
+
+  #indexView(id: string, view: ClientView): void {
+    const hashes = view.hashes();
+    for (let i = 0; i < hashes.length; i++) this.#prefix.set(hashes[i]!, { session: id, pos: i + 1 });
+    const latest = view.latestReply();
+    if (latest !== undefined) this.#latestReply.set(latest, id);
+  }
+
+  #nameSession(explicitId: string, id: string): void {
+    const list = this.#explicit.get(explicitId) ?? [];
+    if (!list.includes(id)) list.push(id);
+    this.#explicit.set(explicitId, list);
+  }
+
+  #newId(): string {
+    const stamp = this.#now().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+    return `${stamp}-${randomBytes(4).toString('hex')}`;
+  }
+
+  /** Close every live session (flushing its log). */
+  async close(): Promise<void> {
+    await Promise.all([...this.#live.values()].map((s) => s.log.close()));
+    this.#live.clear();
+  }
+
+  sessionIds(): string[] {
+    return [...this.#lastActive.keys()];
+  }
+}
+
+/** Keep each unchanged tool's first serialisation and first-seen order; add new ones in client order. */
+export function mergeCatalog(current: readonly ToolSpec[], incoming: readonly ToolSpec[]): ToolSpec[] {
+  const byName = new Map(incoming.map((t) => [t.function.name, t]));
+  const kept = current.filter((t) => {
+    const next = byName.get(t.function.name);
+    return next !== undefined && catalogCanonical([next]) === catalogCanonical([t]);
+  });
+  const keptNames = new Set(kept.map((t) => t.function.name));
+  return [...kept, ...incoming.filter((t) => !keptNames.has(t.function.name))];
+}

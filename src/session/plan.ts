@@ -1,0 +1,67 @@
+/**
+ * What an incoming request does to a session: append its new messages, rewrite the history from
+ * the point where it diverged, or fork a new session from there. Pure: the caller says whether the
+ * session was named explicitly and what is in flight.
+ */
+import { replyFingerprint } from './fingerprint.js';
+import type { ViewEntry } from './view.js';
+
+export type Plan =
+  /** The request extends the view: `incoming[from..]` are new. */
+  | { kind: 'append'; from: number }
+  /** The client dropped its oldest messages (client_drops = absorb): append `incoming[from..]`. */
+  | { kind: 'absorb'; from: number; dropped: number }
+  /** The history diverged at view entry `seq`: entries from it leave; `incoming[from..]` are new. */
+  | { kind: 'rewrite'; fromSeq: number; from: number }
+  /** Another conversation shares the prefix: a new session from the parent's events before `atSeq`. */
+  | { kind: 'fork'; atSeq: number; from: number };
+
+export interface PlanContext {
+  /** The session was named by an explicit id (header or body field). */
+  explicit: boolean;
+  /** View index from which a request still in flight added its messages. */
+  inFlightFrom?: number;
+  clientDrops: 'follow' | 'absorb';
+}
+
+export function planRequest(view: readonly ViewEntry[], incoming: readonly { canonical: string; fp?: string }[], ctx: PlanContext): Plan {
+  let k = 0;
+  const common = Math.min(view.length, incoming.length);
+  while (k < common && view[k]!.canonical === incoming[k]!.canonical) k++;
+  if (k === view.length) return { kind: 'append', from: k };
+
+  const divergedAt = view[k]!.seq;
+  if (ctx.inFlightFrom !== undefined && k >= ctx.inFlightFrom) return { kind: 'fork', atSeq: divergedAt, from: k };
+
+  if (ctx.clientDrops === 'absorb') {
+    const dropped = droppedRun(view, incoming, k);
+    if (dropped !== undefined) return { kind: 'absorb', from: k + (view.length - (k + dropped)), dropped };
+  }
+
+  if (!ctx.explicit && !holdsLatestReply(view, incoming)) return { kind: 'fork', atSeq: divergedAt, from: k };
+  return { kind: 'rewrite', fromSeq: divergedAt, from: k };
+}
+
+/**
+ * The number of view entries the client left out at `k`, when the rest of the view follows in
+ * the request unchanged (a client that drops its oldest messages each request).
+ */
+function droppedRun(view: readonly ViewEntry[], incoming: readonly { canonical: string }[], k: number): number | undefined {
+  const first = incoming[k]?.canonical;
+  if (first === undefined) return undefined;
+  for (let j = k + 1; j < view.length; j++) {
+    if (view[j]!.canonical !== first) continue;
+    let ok = true;
+    for (let i = j; i < view.length && ok; i++) ok = incoming[k + (i - j)]?.canonical === view[i]!.canonical;
+    if (ok) return j - k;
+  }
+  return undefined;
+}
+
+/** The request still carries the latest reply the session gave: the same conversation, edited. */
+function holdsLatestReply(view: readonly ViewEntry[], incoming: readonly { fp?: string }[]): boolean {
+  let latest: string | undefined;
+  for (let i = view.length - 1; i >= 0 && latest === undefined; i--) latest = replyFingerprint(view[i]!.msg);
+  if (latest === undefined) return false;
+  return incoming.some((m) => m.fp === latest);
+}

@@ -1,0 +1,91 @@
+/**
+ * The client view of a session: what the client would hold if it kept everything — its own
+ * messages and the content and tool calls of every reply the proxy gave it. Folded from log
+ * events, so a restarted proxy rebuilds it from the log. Pure.
+ */
+import type { LogEvent } from '../core/events.js';
+import type { NeutralMessage, ToolSpec } from '../core/types.js';
+import { canonicalMessage, chainHashes, chainStart, replyFingerprint } from './fingerprint.js';
+
+export interface ViewEntry {
+  seq: number;
+  msg: NeutralMessage;
+  canonical: string;
+}
+
+export class ClientView {
+  readonly entries: ViewEntry[] = [];
+  system: string | undefined;
+  tools: ToolSpec[] = [];
+  #hashes: string[] | undefined;
+  #h0: string | undefined;
+
+  apply(event: LogEvent): void {
+    switch (event.type) {
+      case 'client.msg':
+        if (event.head === true) {
+          this.system = event.msg.role === 'system' ? event.msg.content : this.system;
+          this.#invalidate();
+        } else {
+          this.#push(event.seq, event.msg);
+        }
+        return;
+      case 'catalog':
+        this.tools = event.tools;
+        this.#invalidate();
+        return;
+      case 'llm.resp':
+        if (event.aborted === true) return;
+        this.#push(event.seq, {
+          role: 'assistant',
+          content: event.reply.content,
+          ...(event.reply.tool_calls === undefined ? {} : { tool_calls: event.reply.tool_calls }),
+        });
+        return;
+      case 'client.rewrite': {
+        const keep = this.entries.findIndex((e) => e.seq >= event.from_seq);
+        if (keep >= 0) {
+          this.entries.length = keep;
+          if (this.#hashes !== undefined) this.#hashes.length = Math.min(this.#hashes.length, keep);
+        }
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /** h0 over the system prompt and the tool set. */
+  get h0(): string {
+    this.#h0 ??= chainStart(this.system, this.tools);
+    return this.#h0;
+  }
+
+  /** Chain hashes h1..hn of the entries. */
+  hashes(): readonly string[] {
+    if (this.#hashes === undefined) this.#hashes = chainHashes(this.h0, this.entries.map((e) => e.canonical));
+    else if (this.#hashes.length < this.entries.length) {
+      const start = this.#hashes.at(-1) ?? this.h0;
+      this.#hashes.push(...chainHashes(start, this.entries.slice(this.#hashes.length).map((e) => e.canonical)));
+    }
+    return this.#hashes;
+  }
+
+  /** The fingerprint of the latest reply the client was given, if any. */
+  latestReply(): string | undefined {
+    for (let i = this.entries.length - 1; i >= 0; i--) {
+      const fp = replyFingerprint(this.entries[i]!.msg);
+      if (fp !== undefined) return fp;
+    }
+    return undefined;
+  }
+
+  #push(seq: number, msg: NeutralMessage): void {
+    this.entries.push({ seq, msg, canonical: canonicalMessage(msg) });
+  }
+
+  #invalidate(): void {
+    this.#h0 = undefined;
+    this.#hashes = undefined;
+  }
+}
