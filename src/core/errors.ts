@@ -15,6 +15,8 @@ export const ERRORS = {
   invalid_request: { status: 400, type: 'invalid_request_error', message: '{detail}' },
   unknown_role: { status: 400, type: 'invalid_request_error', message: 'Unknown role "{role}" at {param}; expected system, developer, user, assistant or tool.' },
   model_not_found: { status: 404, type: 'invalid_request_error', message: 'The model "{model}" does not exist. Known models: {known}.' },
+  // 400, not 5xx: a client must not retry a route whose dialect this build does not have.
+  wire_not_supported: { status: 400, type: 'invalid_request_error', message: 'The model "{model}" goes to provider "{provider}" (preset {preset}), whose wire format {wire} is not supported yet.' },
   body_too_large: { status: 413, type: 'invalid_request_error', message: 'The request body is larger than the limit of {limit} bytes.' },
   unauthorized: { status: 401, type: 'authentication_error', message: '{detail}' },
   context_length_exceeded: { status: 400, type: 'invalid_request_error', message: '{detail}' },
@@ -27,6 +29,7 @@ export const ERRORS = {
   internal_error: { status: 500, type: 'server_error', message: 'Internal error: {detail}' },
   // Raised by the log, the window and the CLI; the CLI prints the message on one line.
   config_invalid: { status: 500, type: 'cli_error', message: '{file}: {key}: {detail}' },
+  config_syntax: { status: 500, type: 'cli_error', message: '{file}:{line}:{column}: invalid TOML: {detail}' },
   session_not_found: { status: 404, type: 'not_found_error', message: 'No session "{session}" in {dir}.' },
   log_malformed: { status: 500, type: 'cli_error', message: '{file}:{line}: {detail}' },
   log_locked: { status: 409, type: 'cli_error', message: '{file}: the session is locked by process {pid}.' },

@@ -23,6 +23,12 @@ export interface DialectRoute {
   reasoningOnToolTurns: boolean;
   /** Extra headers from config (e.g. `anthropic-beta`). */
   headers: Record<string, string>;
+  /**
+   * openai-chat: the body field that carries `params.max_tokens`. OpenAI's reasoning models (o-series,
+   * gpt-5) refuse `max_tokens` with a 400 and take `max_completion_tokens`; most compatible servers
+   * know only `max_tokens`. Absent means `max_tokens`.
+   */
+  maxTokensField?: 'max_tokens' | 'max_completion_tokens';
 }
 
 /** Cache hints for one request, computed by `src/cache-hints`; wire-only, never in the digest. */
@@ -33,6 +39,12 @@ export interface WireHints {
   /** Affinity headers (already holding the session key). */
   headers: Record<string, string>;
   cacheControl?: 'ephemeral' | '1h';
+  /**
+   * Set with `cacheControl`: `top-level` for upstreams that read a top-level `cache_control`
+   * (OpenRouter to Claude, Anthropic); `breakpoints` for explicit markers the dialect places
+   * (see `cache-hints/breakpoints.ts`).
+   */
+  cacheControlAt?: 'top-level' | 'breakpoints';
 }
 
 export interface EncodedRequest {

@@ -1,0 +1,45 @@
+/**
+ * Where explicit cache breakpoints go when an upstream does not take a top-level
+ * `cache_control` (DESIGN section 7, ADR-0135): the end of the stable history first (the last
+ * user or tool-result message, which the next request keeps whole), then the system prompt's
+ * end, then the tools' end. Never more than four markers, counting the client's own.
+ */
+import type { NeutralRequest } from '../core/types.js';
+
+export const MAX_BREAKPOINTS = 4;
+
+export interface BreakpointPlan {
+  /** Index in `messages` of the last user or tool message, marked at its end. */
+  history?: number;
+  /** Mark the end of the leading system prompt. */
+  system: boolean;
+  /** Mark the end of the tool definitions. */
+  tools: boolean;
+  /** Markers this plan places. */
+  count: number;
+}
+
+export function planBreakpoints(request: NeutralRequest, clientMarkers = 0): BreakpointPlan {
+  let room = Math.max(0, MAX_BREAKPOINTS - clientMarkers);
+  const plan: BreakpointPlan = { system: false, tools: false, count: 0 };
+  let history: number | undefined;
+  for (let i = request.messages.length - 1; i >= 0; i--) {
+    const role = request.messages[i]?.role;
+    if (role === 'user' || role === 'tool') {
+      history = i;
+      break;
+    }
+  }
+  if (history !== undefined && room > 0) {
+    plan.history = history;
+    room--;
+  }
+  // A marker at the system prompt's end is only worth one when messages follow it.
+  if (request.messages[0]?.role === 'system' && history !== undefined && history > 0 && room > 0) {
+    plan.system = true;
+    room--;
+  }
+  if (request.tools.length > 0 && room > 0) plan.tools = true;
+  plan.count = (plan.history === undefined ? 0 : 1) + (plan.system ? 1 : 0) + (plan.tools ? 1 : 0);
+  return plan;
+}

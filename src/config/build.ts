@@ -1,0 +1,244 @@
+/**
+ * From a validated config file (or the providers the environment implies) to a `Config`:
+ * defaults applied, credentials read from the environment given, water marks checked. Every
+ * problem is collected and thrown together as one ConfigError naming the file and each key.
+ */
+import { resolve } from 'node:path';
+import { ConfigError, keyPath, type ConfigProblem } from './format-issues.js';
+import { describeConfig } from './describe.js';
+import { presetOf } from './presets.js';
+import type { ConfigFile, ModelEntry, ProviderEntry } from './schema.js';
+import { computeSizes, DEFAULT_CONTEXT, DEFAULT_OUTPUT_RESERVE, DEFAULT_PROTECTED_ENTRIES } from './window-sizes.js';
+import { Secret, type Config, type ModelConfig, type ProviderConfig, type SessionsConfig, type WindowDefaults } from './types.js';
+
+export type Env = Record<string, string | undefined>;
+
+export interface Overrides {
+  port?: number;
+  host?: string;
+  dataDir?: string;
+}
+
+export interface BuildContext {
+  /** The file named in errors: as the user gave it, or `environment` for an env-only config. */
+  file: string;
+  fromFile: boolean;
+  /** Relative paths in the file are taken from here (the file's directory, or the cwd). */
+  baseDir: string;
+  /** Relative override paths (command-line flags) are taken from here. */
+  cwd: string;
+  env: Env;
+  overrides: Overrides;
+}
+
+export const DEFAULT_LISTEN = '127.0.0.1:8787';
+export const DEFAULT_BODY_LIMIT = 32 * 1024 * 1024;
+export const DEFAULT_TIMEOUTS = { connect_ms: 10_000, headers_ms: 300_000, body_ms: 300_000 } as const;
+/** DESIGN section 5.1, in order. `user` alone never names a session. */
+export const DEFAULT_ID_HEADERS = ['x-session-id', 'x-session-affinity', 'session_id', 'session-id', 'goose-session-id', 'x-claude-code-session-id'];
+export const DEFAULT_ID_BODY_FIELDS = ['session_id', 'prompt_cache_key'];
+export const DEFAULT_IDLE_MINUTES = 30;
+const SIM = 'sim';
+
+export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
+  const problems: ConfigProblem[] = [];
+  const warnings: string[] = [];
+
+  const providers: Record<string, ProviderConfig> = {};
+  const entries: Record<string, ProviderEntry> = { ...file.providers };
+  if (!Object.hasOwn(entries, SIM)) entries[SIM] = { preset: 'sim' };
+  for (const [name, entry] of Object.entries(entries)) {
+    const provider = buildProvider(name, entry, ctx, problems, warnings);
+    if (provider !== undefined) providers[name] = provider;
+  }
+
+  const window: WindowDefaults = {
+    context: file.window?.context ?? DEFAULT_CONTEXT,
+    output_reserve: file.window?.output_reserve ?? DEFAULT_OUTPUT_RESERVE,
+    high_water: file.window?.high_water,
+    low_water: file.window?.low_water,
+    max_result_tokens: file.window?.max_result_tokens,
+    protected_entries: file.window?.protected_entries ?? DEFAULT_PROTECTED_ENTRIES,
+  };
+  const defaults = computeSizes({}, window);
+  if (!defaults.ok) problems.push(...defaults.problems);
+
+  const models: Record<string, ModelConfig> = {};
+  for (const [name, entry] of Object.entries(file.models ?? {})) {
+    const model = buildModel(name, entry, providers, entries, window, problems);
+    if (model !== undefined) models[name] = model;
+  }
+
+  const listen = parseListen(file.listen ?? DEFAULT_LISTEN, ctx.overrides, problems);
+  const adminKey = readAdminKey(file, ctx.file, ctx.env, problems, warnings);
+  // A [window] value that fails on its own fails again for each model that inherits it: say it once.
+  if (problems.length > 0 || !defaults.ok) throw new ConfigError(ctx.file, unique(problems));
+
+  const dataDir = ctx.overrides.dataDir !== undefined
+    ? resolve(ctx.cwd, ctx.overrides.dataDir)
+    : resolve(ctx.baseDir, file.data_dir ?? 'data');
+  const sessions: SessionsConfig = {
+    idHeaders: (file.sessions?.id_headers ?? DEFAULT_ID_HEADERS).map((h) => h.toLowerCase()),
+    idBodyFields: file.sessions?.id_body_fields ?? DEFAULT_ID_BODY_FIELDS,
+    idleMinutes: file.sessions?.idle_minutes ?? DEFAULT_IDLE_MINUTES,
+  };
+  return {
+    file: ctx.fromFile ? ctx.file : undefined,
+    listen,
+    dataDir,
+    adminKey,
+    bodyLimit: file.body_limit ?? DEFAULT_BODY_LIMIT,
+    providers,
+    models,
+    window,
+    defaultSizes: defaults.sizes,
+    sessions,
+    warnings,
+    describe() {
+      return describeConfig(this);
+    },
+  };
+}
+
+function buildProvider(name: string, entry: ProviderEntry, ctx: BuildContext, problems: ConfigProblem[], warnings: string[]): ProviderConfig | undefined {
+  const preset = presetOf(entry.preset);
+  const at = keyPath(['providers', name]);
+  const hostVar = preset.baseUrlEnv;
+  const fromEnv = hostVar === undefined ? undefined : nonEmpty(ctx.env[hostVar]);
+  const envUrl = fromEnv === undefined ? undefined : hostToUrl(fromEnv);
+  if (entry.base_url === undefined && hostVar !== undefined && fromEnv !== undefined && envUrl === undefined) {
+    problems.push({ key: hostVar, detail: `expected host:port or an http(s) URL, got ${JSON.stringify(fromEnv)}` });
+    return undefined;
+  }
+  let baseUrl = entry.base_url ?? envUrl ?? preset.baseUrl;
+  const builtinSim = entry.preset === 'sim' && entry.base_url === undefined;
+  if (builtinSim) baseUrl = undefined;
+  else if (baseUrl === undefined) {
+    problems.push({ key: `${at}.base_url`, detail: `missing; the ${entry.preset} preset has no default address` });
+    return undefined;
+  }
+
+  let apiKey: Secret | undefined;
+  let keySource: string;
+  if (entry.api_key !== undefined && entry.api_key_env !== undefined) {
+    problems.push({ key: `${at}.api_key`, detail: 'set either api_key or api_key_env, not both' });
+    return undefined;
+  }
+  if (entry.api_key !== undefined) {
+    apiKey = new Secret(entry.api_key);
+    keySource = 'config file';
+    warnings.push(`${ctx.file}: ${at}.api_key: a key written in the config file; api_key_env keeps it out of the file.`);
+  } else {
+    const variable = entry.api_key_env ?? preset.apiKeyEnv ?? '';
+    const value = variable === '' ? undefined : nonEmpty(ctx.env[variable]);
+    apiKey = value === undefined ? undefined : new Secret(value);
+    keySource = value !== undefined ? `env ${variable}`
+      : variable === '' ? 'none (the client\'s bearer is passed through)'
+        : `none: ${variable} is not set (the client's bearer is passed through)`;
+  }
+  if (builtinSim) keySource = 'built-in simulator, no key';
+
+  return {
+    name,
+    preset: entry.preset,
+    baseUrl: baseUrl?.replace(/\/+$/, ''),
+    builtinSim,
+    apiKey,
+    keySource,
+    headers: { ...entry.headers },
+    timeouts: { ...DEFAULT_TIMEOUTS, ...entry.timeouts },
+    codexHeaders: entry.codex_headers ?? false,
+  };
+}
+
+function buildModel(
+  name: string,
+  entry: ModelEntry,
+  providers: Record<string, ProviderConfig>,
+  entries: Record<string, ProviderEntry>,
+  window: WindowDefaults,
+  problems: ConfigProblem[],
+): ModelConfig | undefined {
+  const at = keyPath(['models', name]);
+  const providerEntry = Object.hasOwn(entries, entry.provider) ? entries[entry.provider] : undefined;
+  if (providerEntry === undefined) {
+    problems.push({ key: `${at}.provider`, detail: `unknown provider ${JSON.stringify(entry.provider)}; configured: ${Object.keys(entries).join(', ')}` });
+    return undefined;
+  }
+  const sized = computeSizes(entry, window, at);
+  if (!sized.ok) {
+    problems.push(...sized.problems);
+    return undefined;
+  }
+  if (providers[entry.provider] === undefined) return undefined; // its own problem is reported already
+  const preset = presetOf(providerEntry.preset);
+  return {
+    name,
+    provider: entry.provider,
+    model: entry.model,
+    sizes: sized.sizes,
+    cacheKey: entry.cache_key ?? preset.cacheKey,
+    cacheControl: entry.cache_control ?? preset.cacheControl,
+    reasoningOut: entry.reasoning ?? preset.reasoningOut,
+    system: entry.system ?? 'follow',
+    clientDrops: entry.client_drops ?? 'follow',
+    price: entry.price,
+    keepReasoning: entry.keep_reasoning ?? false,
+    thinking: entry.thinking,
+  };
+}
+
+function parseListen(value: string, overrides: Overrides, problems: ConfigProblem[]): { host: string; port: number } {
+  const colon = value.lastIndexOf(':');
+  let host = value.slice(0, colon).replace(/^\[(.*)\]$/, '$1');
+  let port = Number(value.slice(colon + 1));
+  if (port > 65_535) problems.push({ key: 'listen', detail: `expected a port from 0 to 65535, got ${port}` });
+  if (overrides.host !== undefined) host = overrides.host;
+  if (overrides.port !== undefined) {
+    if (!Number.isInteger(overrides.port) || overrides.port < 0 || overrides.port > 65_535) {
+      problems.push({ key: '--port', detail: `expected a port from 0 to 65535, got ${overrides.port}` });
+    }
+    port = overrides.port;
+  }
+  return { host: host === '' ? '127.0.0.1' : host, port };
+}
+
+function readAdminKey(file: ConfigFile, label: string, env: Env, problems: ConfigProblem[], warnings: string[]): Secret | undefined {
+  if (file.admin_key !== undefined && file.admin_key_env !== undefined) {
+    problems.push({ key: 'admin_key', detail: 'set either admin_key or admin_key_env, not both' });
+    return undefined;
+  }
+  if (file.admin_key !== undefined) {
+    warnings.push(`${label}: admin_key: the admin key is written in the config file; admin_key_env keeps it out of the file.`);
+    return new Secret(file.admin_key);
+  }
+  if (file.admin_key_env === undefined) return undefined;
+  const value = nonEmpty(env[file.admin_key_env]);
+  // An admin key asked for but absent is an error: starting without it would leave the admin routes open or dead.
+  if (value === undefined) problems.push({ key: 'admin_key_env', detail: `the environment variable ${file.admin_key_env} is not set` });
+  return value === undefined ? undefined : new Secret(value);
+}
+
+/** `OLLAMA_HOST` style: `host`, `host:port`, `:port` or a URL; undefined when it is none of these. */
+export function hostToUrl(host: string): string | undefined {
+  const url = /^https?:\/\//i.test(host) ? host : `http://${host.startsWith(':') ? `127.0.0.1${host}` : host}`;
+  try {
+    return new URL(url).host === '' ? undefined : url;
+  } catch {
+    return undefined;
+  }
+}
+
+function unique(problems: ConfigProblem[]): ConfigProblem[] {
+  const seen = new Set<string>();
+  return problems.filter((p) => {
+    const line = `${p.key}\n${p.detail}`;
+    if (seen.has(line)) return false;
+    seen.add(line);
+    return true;
+  });
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}

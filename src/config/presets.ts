@@ -1,0 +1,160 @@
+/**
+ * Provider presets: one typed table. A preset names the wire format and the vendor's defaults
+ * (address, key variable, where reasoning goes back, which affinity headers it reads, whether it
+ * takes a session key in the body). Nothing outside this table tests a preset's name; dialects and
+ * cache hints read these options from the resolved route.
+ *
+ * Sources: ../shared/reference/wire-formats.md (sections 1-10 and the two cheat sheets) and the
+ * seed amendments of 2026-10-02 to 2026-10-07.
+ */
+import type { ReasoningOut, WireFormat } from '../core/route.js';
+
+/** How the session key reaches the upstream (DESIGN section 7). */
+export type CacheKeyMode = 'session' | 'header' | 'off';
+export type CacheControlMode = 'off' | 'ephemeral' | '1h';
+
+export interface Preset {
+  wire: WireFormat;
+  /** Default base URL including any version path; absent: the config must give one. */
+  baseUrl?: string;
+  /** Environment variable holding the key, read unless the provider says otherwise. */
+  apiKeyEnv?: string;
+  /** Environment variable holding the base URL (Ollama's `OLLAMA_HOST`). */
+  baseUrlEnv?: string;
+  /** With no config file, a provider of this preset is made when `apiKeyEnv` or `baseUrlEnv` is set. */
+  fromEnv: boolean;
+  /** Field an assistant message's thinking text goes back in; 'none': it does not go back as text. */
+  reasoningOut: ReasoningOut;
+  /** The upstream requires `reasoning_content` on every assistant message with tool calls. */
+  reasoningOnToolTurns: boolean;
+  /** Headers (lower case; HTTP names are case-insensitive) that carry the session key. */
+  affinityHeaders: readonly string[];
+  /** Default `cache_key`: `session` where the server takes `prompt_cache_key` or ignores unknown fields, `header` where it refuses them. */
+  cacheKey: CacheKeyMode;
+  /** Reads a top-level `cache_control` (OpenRouter to Claude, Anthropic); else the dialect places breakpoints. */
+  topLevelCacheControl: boolean;
+  /** Default `cache_control` for the preset's models. */
+  cacheControl: CacheControlMode;
+  /** A dialect for this wire format exists; routes to others fail at request time, the config still loads. */
+  ready: boolean;
+}
+
+const chat = {
+  wire: 'openai-chat',
+  fromEnv: true,
+  reasoningOnToolTurns: false,
+  affinityHeaders: [],
+  cacheKey: 'session',
+  topLevelCacheControl: false,
+  cacheControl: 'off',
+  ready: true,
+} as const satisfies Partial<Preset>;
+
+export const PRESETS = {
+  // OpenAI sends no reasoning in chat completions and refuses unknown message fields, so nothing
+  // goes back; the body key is its own field (prompt_cache_key).
+  openai: { ...chat, baseUrl: 'https://api.openai.com/v1', apiKeyEnv: 'OPENAI_API_KEY', reasoningOut: 'none' },
+  // OpenRouter reads `reasoning` and its alias `reasoning_content` (the seed ran the alias); its
+  // own reasoning_details go back from their origin through the dialect. Sticky key: x-session-id,
+  // with prompt_cache_key as its fallback.
+  openrouter: {
+    ...chat, baseUrl: 'https://openrouter.ai/api/v1', apiKeyEnv: 'OPENROUTER_API_KEY',
+    reasoningOut: 'reasoning_content', affinityHeaders: ['x-session-id'], topLevelCacheControl: true,
+  },
+  // DeepSeek V4 thinking mode: reasoning_content is required on tool-call turns (a 400 without it).
+  deepseek: {
+    ...chat, baseUrl: 'https://api.deepseek.com', apiKeyEnv: 'DEEPSEEK_API_KEY',
+    reasoningOut: 'reasoning_content', reasoningOnToolTurns: true,
+  },
+  // Cerebras answers 400 `wrong_api_format` to reasoning_content and accepts `reasoning`; it
+  // validates fields strictly, so the key goes only as headers (it documents none).
+  cerebras: {
+    ...chat, baseUrl: 'https://api.cerebras.ai/v1', apiKeyEnv: 'CEREBRAS_API_KEY',
+    reasoningOut: 'reasoning', cacheKey: 'header',
+  },
+  // vLLM renamed reasoning_content to `reasoning` (input: CustomChatCompletionMessageParam.reasoning);
+  // it logs and ignores unknown request fields.
+  vllm: { ...chat, baseUrl: 'http://127.0.0.1:8000/v1', fromEnv: false, reasoningOut: 'reasoning' },
+  // SGLang reads reasoning_content on assistant messages. Its body `session_id` is its own
+  // stateful-session feature, not an affinity key, so only prompt_cache_key is sent.
+  sglang: { ...chat, baseUrl: 'http://127.0.0.1:30000/v1', fromEnv: false, reasoningOut: 'reasoning_content' },
+  // Groq answers `reasoning` (reasoning_format parsed) and refuses unknown properties, reasoning_content
+  // included ("property 'reasoning_content' is unsupported"); no affinity header is documented.
+  groq: {
+    ...chat, baseUrl: 'https://api.groq.com/openai/v1', apiKeyEnv: 'GROQ_API_KEY',
+    reasoningOut: 'reasoning', cacheKey: 'header',
+  },
+  // xAI's message carries reasoning_content (grok-3-mini; xai-proto added it "to be passed back");
+  // chat completions route by the x-grok-conv-id header (prompt_cache_key is documented for Responses).
+  xai: {
+    ...chat, baseUrl: 'https://api.x.ai/v1', apiKeyEnv: 'XAI_API_KEY',
+    reasoningOut: 'reasoning_content', affinityHeaders: ['x-grok-conv-id'], cacheKey: 'header',
+  },
+  // Fireworks serves DeepSeek/Qwen-style reasoning as reasoning_content; the cache is per replica,
+  // routed by x-session-affinity, and prompt_cache_key is read too.
+  fireworks: {
+    ...chat, baseUrl: 'https://api.fireworks.ai/inference/v1', apiKeyEnv: 'FIREWORKS_API_KEY',
+    reasoningOut: 'reasoning_content', affinityHeaders: ['x-session-affinity'],
+  },
+  // Together answers `reasoning`; it states there is no cache parameter or header, so nothing is
+  // sent for the key (header mode with no headers).
+  together: {
+    ...chat, baseUrl: 'https://api.together.xyz/v1', apiKeyEnv: 'TOGETHER_API_KEY',
+    reasoningOut: 'reasoning', cacheKey: 'header',
+  },
+  // Z.AI (GLM) answers reasoning_content and reads it back (preserved thinking); affinity by the
+  // X-Session-Id header (per Z.AI support, openclaw PR #68079). Unknown-field policy unknown: headers only.
+  zai: {
+    ...chat, baseUrl: 'https://api.z.ai/api/paas/v4', apiKeyEnv: 'ZAI_API_KEY',
+    reasoningOut: 'reasoning_content', affinityHeaders: ['x-session-id'], cacheKey: 'header',
+  },
+  // Baseten's Model APIs answer reasoning_content. Dedicated deployments route by
+  // x-baseten-session-id; the seed also sent X-Session-Affinity (unconfirmed, harmless).
+  baseten: {
+    ...chat, baseUrl: 'https://inference.baseten.co/v1', apiKeyEnv: 'BASETEN_API_KEY',
+    reasoningOut: 'reasoning_content', affinityHeaders: ['x-baseten-session-id', 'x-session-affinity'], cacheKey: 'header',
+  },
+  // Gemini's OpenAI endpoint is a Google API that refuses unknown names: no reasoning text back
+  // (thought signatures go back through the dialect), no body key.
+  'gemini-openai': {
+    ...chat, baseUrl: 'https://generativelanguage.googleapis.com/v1beta/openai', apiKeyEnv: 'GEMINI_API_KEY',
+    reasoningOut: 'none', cacheKey: 'header',
+  },
+  // An unknown compatible server: reasoning_content, the field DeepSeek, SGLang and Qwen's chat
+  // templates read; the key as prompt_cache_key and both common affinity headers, which a server
+  // that knows neither ignores (seed amendment 2026-10-05).
+  generic: {
+    ...chat, fromEnv: false, reasoningOut: 'reasoning_content', affinityHeaders: ['x-session-id', 'x-session-affinity'],
+  },
+  // The simulator (DESIGN section 9). Without base_url the proxy starts it on loopback itself.
+  sim: { ...chat, fromEnv: false, reasoningOut: 'reasoning_content', affinityHeaders: ['x-session-id'] },
+  // Dialects still to come: the config loads, a request to such a route fails clearly.
+  // Anthropic caches only when asked, so its models ask for the five-minute cache by default
+  // (seed amendment 2026-10-05); thinking goes back only as signed blocks; it has no session header.
+  anthropic: {
+    ...chat, wire: 'anthropic-messages', baseUrl: 'https://api.anthropic.com/v1', apiKeyEnv: 'ANTHROPIC_API_KEY',
+    reasoningOut: 'none', cacheKey: 'off', topLevelCacheControl: true, cacheControl: 'ephemeral', ready: false,
+  },
+  // Native /api/chat: thinking goes back as messages[].thinking (the dialect's own field).
+  ollama: {
+    ...chat, wire: 'ollama-chat', baseUrl: 'http://127.0.0.1:11434', baseUrlEnv: 'OLLAMA_HOST',
+    reasoningOut: 'reasoning', cacheKey: 'off', ready: false,
+  },
+  // Responses: reasoning goes back as encrypted items (keep_reasoning), never as text.
+  'openai-responses': {
+    ...chat, wire: 'openai-responses', baseUrl: 'https://api.openai.com/v1', apiKeyEnv: 'OPENAI_API_KEY',
+    fromEnv: false, reasoningOut: 'none', ready: false,
+  },
+} as const satisfies Record<string, Preset>;
+
+export type PresetName = keyof typeof PRESETS;
+
+export const PRESET_NAMES = Object.keys(PRESETS) as PresetName[];
+
+export function presetOf(name: PresetName): Preset {
+  return PRESETS[name];
+}
+
+export function isPresetName(name: string): name is PresetName {
+  return Object.hasOwn(PRESETS, name);
+}

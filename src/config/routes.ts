@@ -1,0 +1,147 @@
+/**
+ * Route resolution: the model name a client asks for -> the upstream, its dialect options, its
+ * credential, its cache settings and the window recipe a new session on it records.
+ * A `[models]` name wins; else `provider/model` with a configured provider (the model part may
+ * hold slashes: `openrouter/anthropic/claude-sonnet-4.6`).
+ */
+import { ProxyError } from '../core/errors.js';
+import type { Recipe } from '../core/events.js';
+import type { DialectRoute } from '../core/route.js';
+import { presetOf, type CacheControlMode, type CacheKeyMode, type PresetName } from './presets.js';
+import type { Config, ModelConfig, Price, ProviderConfig, Timeouts } from './types.js';
+
+export interface Route {
+  /** Label for metrics and the recipe: the `[models]` name, or `provider/model`. */
+  name: string;
+  provider: string;
+  preset: PresetName;
+  dialect: DialectRoute;
+  /** The provider's key; absent: the client's bearer is passed through. */
+  apiKey?: string;
+  cacheKey: CacheKeyMode;
+  cacheControl: CacheControlMode;
+  /** The upstream reads a top-level `cache_control`; else explicit breakpoints carry it. */
+  topLevelCacheControl: boolean;
+  /** The preset's affinity headers (lower case), which carry the session key. */
+  affinityHeaders: readonly string[];
+  codexHeaders: boolean;
+  timeouts: Timeouts;
+  price?: Price;
+  keepReasoning: boolean;
+  thinking?: 'enabled' | 'disabled' | 'adaptive';
+  recipe: Recipe;
+}
+
+export function resolveRoute(config: Config, requestedModel: string): Route {
+  const configured = Object.hasOwn(config.models, requestedModel) ? config.models[requestedModel] : undefined;
+  if (configured !== undefined) {
+    return makeRoute(requestedModel, providerOf(config, configured.provider), configured);
+  }
+  const slash = requestedModel.indexOf('/');
+  if (slash > 0 && slash < requestedModel.length - 1) {
+    const providerName = requestedModel.slice(0, slash);
+    if (Object.hasOwn(config.providers, providerName)) {
+      const provider = providerOf(config, providerName);
+      const preset = presetOf(provider.preset);
+      return makeRoute(requestedModel, provider, {
+        name: requestedModel,
+        provider: providerName,
+        model: requestedModel.slice(slash + 1),
+        sizes: config.defaultSizes,
+        cacheKey: preset.cacheKey,
+        cacheControl: preset.cacheControl,
+        reasoningOut: preset.reasoningOut,
+        system: 'follow',
+        clientDrops: 'follow',
+        keepReasoning: false,
+      });
+    }
+  }
+  throw new ProxyError('model_not_found', { model: requestedModel, known: knownModels(config).join(', ') }, { param: 'model' });
+}
+
+/** What `model_not_found` lists: the configured names, then one `<provider>/...` form per provider. */
+export function knownModels(config: Config): string[] {
+  return [...Object.keys(config.models), ...Object.keys(config.providers).map((p) => `${p}/...`)];
+}
+
+export interface ListedModel {
+  /** The name a client asks for. */
+  id: string;
+  provider: string;
+  /** Upstream model id. */
+  model: string;
+}
+
+/** For GET /v1/models: the `[models]` entries in the order written. */
+export function listModels(config: Config): ListedModel[] {
+  return Object.values(config.models).map((m) => ({ id: m.name, provider: m.provider, model: m.model }));
+}
+
+/** The config with the built-in simulator's address filled in, once the proxy has started it. */
+export function withSimulator(config: Config, baseUrl: string): Config {
+  const providers: Record<string, ProviderConfig> = {};
+  for (const [name, provider] of Object.entries(config.providers)) {
+    providers[name] = provider.builtinSim ? { ...provider, baseUrl: baseUrl.replace(/\/+$/, '') } : provider;
+  }
+  return { ...config, providers };
+}
+
+function providerOf(config: Config, name: string): ProviderConfig {
+  const provider = config.providers[name];
+  if (provider === undefined) throw new ProxyError('internal_error', { detail: `provider "${name}" is not configured` });
+  return provider;
+}
+
+function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig): Route {
+  const preset = presetOf(provider.preset);
+  if (!preset.ready) {
+    throw new ProxyError('wire_not_supported', { model: name, provider: provider.name, preset: provider.preset, wire: preset.wire }, { param: 'model' });
+  }
+  if (provider.baseUrl === undefined) {
+    throw new ProxyError('internal_error', { detail: `provider "${provider.name}" is the built-in simulator, which has not been started` });
+  }
+  const dialect: DialectRoute = {
+    wire: preset.wire,
+    preset: provider.preset,
+    provider: provider.name,
+    model: model.model,
+    baseUrl: provider.baseUrl,
+    reasoningOut: model.reasoningOut,
+    // The rule is about reasoning_content; a route told to send another field (or none) is not bound by it.
+    reasoningOnToolTurns: preset.reasoningOnToolTurns && model.reasoningOut === 'reasoning_content',
+    headers: { ...provider.headers },
+  };
+  const s = model.sizes;
+  const recipe: Recipe = {
+    version: 'window-v1',
+    route: name,
+    context: s.context,
+    output_reserve: s.output_reserve,
+    high_water: s.high_water,
+    low_water: s.low_water,
+    max_result_tokens: s.max_result_tokens,
+    protected_entries: s.protected_entries,
+    estimator: 'bytes/3',
+    system: model.system,
+    client_drops: model.clientDrops,
+  };
+  const route: Route = {
+    name,
+    provider: provider.name,
+    preset: provider.preset,
+    dialect,
+    cacheKey: model.cacheKey,
+    cacheControl: model.cacheControl,
+    topLevelCacheControl: preset.topLevelCacheControl,
+    affinityHeaders: preset.affinityHeaders,
+    codexHeaders: provider.codexHeaders,
+    timeouts: provider.timeouts,
+    keepReasoning: model.keepReasoning,
+    recipe,
+  };
+  if (provider.apiKey !== undefined) route.apiKey = provider.apiKey.reveal();
+  if (model.price !== undefined) route.price = model.price;
+  if (model.thinking !== undefined) route.thinking = model.thinking;
+  return route;
+}

@@ -1,0 +1,141 @@
+/**
+ * The zod schema of config.toml. Every table is strict: an unknown key is an error that lists
+ * the keys the table knows. Messages read as "expected ..."; `format-issues.ts` adds the key path,
+ * the file and what was found. Defaults are applied by `build.ts`, not here, so that "unset" stays
+ * visible (a water mark left unset follows the route's context).
+ */
+import * as z from 'zod';
+import { PRESET_NAMES, type PresetName } from './presets.js';
+
+/** A strict table whose unknown-key message names the keys it knows. */
+function table<T extends z.ZodRawShape>(shape: T) {
+  const known = Object.keys(shape).join(', ');
+  return z.strictObject(shape, {
+    error: (issue) => (issue.code === 'unrecognized_keys' ? `unknown key; this table takes: ${known}` : undefined),
+  });
+}
+
+function positiveInt() {
+  const error = 'expected a positive integer';
+  return z.int({ error }).positive({ error });
+}
+
+function nonNegativeInt() {
+  const error = 'expected an integer >= 0';
+  return z.int({ error }).nonnegative({ error });
+}
+
+function nonNegativeNumber() {
+  const error = 'expected a number >= 0';
+  return z.number({ error }).nonnegative({ error });
+}
+
+function text(what = 'a non-empty string') {
+  return z.string({ error: `expected ${what}` }).min(1, { error: `expected ${what}` });
+}
+
+function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
+  return z.enum(values, { error: `expected one of ${values.map((v) => JSON.stringify(v)).join(', ')}` });
+}
+
+function bool() {
+  return z.boolean({ error: 'expected true or false' });
+}
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const headerName = () => text('a header name').regex(HEADER_NAME, { error: 'expected a header name (letters, digits, - and _)' });
+
+// "host:port", "[v6]:port" or ":port"; the port is checked by build.ts with the rest of the values.
+const LISTEN = /^(\[[0-9A-Fa-f:.]+\]|[^\s:[\]]*):(\d{1,5})$/;
+
+const url = () =>
+  text('an http(s) URL').refine((value) => {
+    try {
+      const parsed = new URL(value);
+      return parsed.protocol === 'http:' || parsed.protocol === 'https:';
+    } catch {
+      return false;
+    }
+  }, { error: 'expected an http(s) URL' });
+
+/** Provider names appear in `provider/model` route names, so they may not hold a slash. */
+export const PROVIDER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+export const timeoutsSchema = table({
+  connect_ms: positiveInt().optional(),
+  headers_ms: positiveInt().optional(),
+  body_ms: positiveInt().optional(),
+});
+
+export const providerSchema = table({
+  preset: oneOf(PRESET_NAMES as [PresetName, ...PresetName[]]),
+  base_url: url().optional(),
+  /** Absent: the preset's variable; "" reads none, so the client's bearer is passed through. */
+  api_key_env: z.string({ error: 'expected an environment variable name' }).optional(),
+  /** Allowed, discouraged: a key written in a file travels with it. */
+  api_key: text('an API key').optional(),
+  headers: z.record(headerName(), z.string({ error: 'expected a string header value' })).optional(),
+  timeouts: timeoutsSchema.optional(),
+  codex_headers: bool().optional(),
+});
+
+export const priceSchema = table({
+  input: nonNegativeNumber(),
+  cache_read: nonNegativeNumber(),
+  cache_write: nonNegativeNumber(),
+  cache_write_1h: nonNegativeNumber().optional(),
+  output: nonNegativeNumber(),
+});
+
+export const modelSchema = table({
+  provider: text('a provider name'),
+  model: text('an upstream model id'),
+  context: positiveInt().optional(),
+  output_reserve: positiveInt().optional(),
+  high_water: positiveInt().optional(),
+  low_water: positiveInt().optional(),
+  max_result_tokens: positiveInt().optional(),
+  cache_key: oneOf(['session', 'header', 'off']).optional(),
+  cache_control: oneOf(['off', 'ephemeral', '1h']).optional(),
+  reasoning: oneOf(['reasoning_content', 'reasoning', 'none']).optional(),
+  system: oneOf(['follow', 'append']).optional(),
+  client_drops: oneOf(['follow', 'absorb']).optional(),
+  price: priceSchema.optional(),
+  keep_reasoning: bool().optional(),
+  thinking: oneOf(['enabled', 'disabled', 'adaptive']).optional(),
+});
+
+export const windowSchema = table({
+  output_reserve: positiveInt().optional(),
+  context: positiveInt().optional(),
+  high_water: positiveInt().optional(),
+  low_water: positiveInt().optional(),
+  max_result_tokens: positiveInt().optional(),
+  protected_entries: nonNegativeInt().optional(),
+});
+
+export const sessionsSchema = table({
+  id_headers: z.array(headerName(), { error: 'expected a list of header names' }).optional(),
+  id_body_fields: z.array(text('a field name'), { error: 'expected a list of field names' }).optional(),
+  idle_minutes: z.number({ error: 'expected a number of minutes > 0' }).positive({ error: 'expected a number of minutes > 0' }).optional(),
+});
+
+export const configSchema = table({
+  listen: text('"host:port"').regex(LISTEN, { error: 'expected "host:port", e.g. "127.0.0.1:8787"' }).optional(),
+  data_dir: text('a directory path').optional(),
+  admin_key_env: text('an environment variable name').optional(),
+  admin_key: text('an admin key').optional(),
+  body_limit: positiveInt().optional(),
+  providers: z.record(
+    text('a provider name').regex(PROVIDER_NAME, { error: 'expected a provider name of letters, digits, ".", "_" and "-" (no "/")' }),
+    providerSchema,
+  ).optional(),
+  models: z.record(text('a model name'), modelSchema).optional(),
+  window: windowSchema.optional(),
+  sessions: sessionsSchema.optional(),
+});
+
+export type ConfigFile = z.infer<typeof configSchema>;
+export type ProviderEntry = z.infer<typeof providerSchema>;
+export type ModelEntry = z.infer<typeof modelSchema>;
+export type WindowEntry = z.infer<typeof windowSchema>;

@@ -1,0 +1,132 @@
+/**
+ * The loaded configuration: validated, defaults applied, credentials resolved from the
+ * environment. Credentials are held in `Secret`s, which print as `[redacted]` however the
+ * config is printed (JSON, util.inspect, template strings).
+ */
+import type { ReasoningOut } from '../core/route.js';
+import type { CacheControlMode, CacheKeyMode, PresetName } from './presets.js';
+
+const REDACTED = '[redacted]';
+
+/** A credential. Only `reveal()` gives the value; every printing path gives `[redacted]`. */
+export class Secret {
+  readonly #value: string;
+
+  constructor(value: string) {
+    this.#value = value;
+  }
+
+  reveal(): string {
+    return this.#value;
+  }
+
+  toString(): string {
+    return REDACTED;
+  }
+
+  toJSON(): string {
+    return REDACTED;
+  }
+
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return REDACTED;
+  }
+}
+
+export interface Timeouts {
+  connect_ms: number;
+  headers_ms: number;
+  body_ms: number;
+}
+
+export interface Price {
+  /** USD per million tokens. */
+  input: number;
+  cache_read: number;
+  cache_write: number;
+  /** Writes with a one-hour TTL; absent: `cache_write`. */
+  cache_write_1h?: number;
+  output: number;
+}
+
+export interface ProviderConfig {
+  name: string;
+  preset: PresetName;
+  /** Base URL without a trailing slash; undefined only for the built-in simulator before it starts. */
+  baseUrl: string | undefined;
+  /** A `sim` provider without base_url: the proxy starts the simulator on loopback and fills `baseUrl` in. */
+  builtinSim: boolean;
+  apiKey: Secret | undefined;
+  /** Where the key came from, for the banner: `env NAME`, `config file`, or why there is none. */
+  keySource: string;
+  headers: Record<string, string>;
+  timeouts: Timeouts;
+  /** A ChatGPT-plan credential: the session key also goes as Codex's session headers. */
+  codexHeaders: boolean;
+}
+
+/** The window's sizes for one route, checked at load (DESIGN section 4.2). */
+export interface WindowSizes {
+  context: number;
+  output_reserve: number;
+  high_water: number;
+  low_water: number;
+  max_result_tokens: number;
+  protected_entries: number;
+}
+
+export interface ModelConfig {
+  name: string;
+  provider: string;
+  /** Upstream model id. */
+  model: string;
+  sizes: WindowSizes;
+  cacheKey: CacheKeyMode;
+  cacheControl: CacheControlMode;
+  reasoningOut: ReasoningOut;
+  system: 'follow' | 'append';
+  clientDrops: 'follow' | 'absorb';
+  price?: Price;
+  keepReasoning: boolean;
+  thinking?: 'enabled' | 'disabled' | 'adaptive';
+}
+
+/** The `[window]` table with defaults applied; unset water marks follow each route's context. */
+export interface WindowDefaults {
+  context: number;
+  output_reserve: number;
+  high_water?: number;
+  low_water?: number;
+  max_result_tokens?: number;
+  protected_entries: number;
+}
+
+export interface SessionsConfig {
+  /** Header names (lower case) checked in order for an explicit session id. */
+  idHeaders: string[];
+  /** Body fields checked after the headers. */
+  idBodyFields: string[];
+  /** A session idle this long leaves memory (it stays on disk). */
+  idleMinutes: number;
+}
+
+export interface Config {
+  /** The file the config came from (as given), or undefined when built from the environment. */
+  file: string | undefined;
+  listen: { host: string; port: number };
+  /** Absolute path of the data directory. */
+  dataDir: string;
+  adminKey: Secret | undefined;
+  bodyLimit: number;
+  /** In the order written (env-only: sim first, then the order of PRESETS). */
+  providers: Record<string, ProviderConfig>;
+  models: Record<string, ModelConfig>;
+  window: WindowDefaults;
+  /** Sizes of a `provider/model` route that no `[models]` entry names. */
+  defaultSizes: WindowSizes;
+  sessions: SessionsConfig;
+  /** Things worth saying at startup (a key written in the file, ...); never a credential. */
+  warnings: string[];
+  /** Startup banner: providers, models, which have a key. Never prints a credential. */
+  describe(): string;
+}

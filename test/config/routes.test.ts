@@ -1,0 +1,114 @@
+import { describe, expect, it } from 'vitest';
+import { listModels, resolveRoute, withSimulator } from '../../src/config/routes.js';
+import { ProxyError } from '../../src/core/errors.js';
+import { loadToml, thrown } from './helpers.js';
+
+const TOML = [
+  '[providers.openrouter]', 'preset = "openrouter"',
+  '[providers.ds]', 'preset = "deepseek"', 'headers = { "X-Extra" = "1" }', 'timeouts = { headers_ms = 1000 }',
+  '[providers.claude]', 'preset = "anthropic"',
+  '[window]', 'context = 64000', 'output_reserve = 4000',
+  '[models.claude]', 'provider = "openrouter"', 'model = "anthropic/claude-sonnet-4.6"', 'context = 200000',
+  'cache_control = "1h"', 'price = { input = 3.0, cache_read = 0.3, cache_write = 3.75, output = 15.0 }',
+  'system = "append"', 'client_drops = "absorb"', 'thinking = "adaptive"', 'keep_reasoning = true',
+  '[models."ds/plain"]', 'provider = "ds"', 'model = "deepseek-v4"', 'reasoning = "none"', 'cache_key = "off"',
+  '[models.opus]', 'provider = "claude"', 'model = "claude-opus-5"',
+].join('\n');
+
+const env = { OPENROUTER_API_KEY: 'or-key', DEEPSEEK_API_KEY: 'ds-key' };
+
+describe('resolveRoute', () => {
+  const config = loadToml(TOML, env);
+
+  it('resolves a [models] name with its settings and recipe', () => {
+    const route = resolveRoute(config, 'claude');
+    expect(route).toMatchObject({
+      name: 'claude', provider: 'openrouter', preset: 'openrouter', apiKey: 'or-key',
+      cacheKey: 'session', cacheControl: '1h', topLevelCacheControl: true, affinityHeaders: ['x-session-id'],
+      codexHeaders: false, keepReasoning: true, thinking: 'adaptive',
+      price: { input: 3, cache_read: 0.3, cache_write: 3.75, output: 15 },
+    });
+    expect(route.dialect).toEqual({
+      wire: 'openai-chat', preset: 'openrouter', provider: 'openrouter', model: 'anthropic/claude-sonnet-4.6',
+      baseUrl: 'https://openrouter.ai/api/v1', reasoningOut: 'reasoning_content', reasoningOnToolTurns: false, headers: {},
+    });
+    expect(route.recipe).toEqual({
+      version: 'window-v1', route: 'claude', context: 200000, output_reserve: 4000,
+      high_water: 156800, low_water: 98000, max_result_tokens: 3266, protected_entries: 4,
+      estimator: 'bytes/3', system: 'append', client_drops: 'absorb',
+    });
+  });
+
+  it('resolves provider/model with slashes in the model, under the [window] defaults', () => {
+    const route = resolveRoute(config, 'openrouter/anthropic/claude-sonnet-4.6');
+    expect(route.name).toBe('openrouter/anthropic/claude-sonnet-4.6');
+    expect(route.dialect.model).toBe('anthropic/claude-sonnet-4.6');
+    expect(route.cacheControl).toBe('off');
+    expect(route.price).toBeUndefined();
+    expect(route.recipe).toMatchObject({ route: 'openrouter/anthropic/claude-sonnet-4.6', context: 64000, output_reserve: 4000, high_water: 48000, low_water: 30000, system: 'follow', client_drops: 'follow' });
+  });
+
+  it('lets a [models] name win over a provider/model reading of the same text', () => {
+    const route = resolveRoute(config, 'ds/plain');
+    expect(route.name).toBe('ds/plain');
+    expect(route.dialect.model).toBe('deepseek-v4');
+    expect(route.dialect).toMatchObject({ reasoningOut: 'none', reasoningOnToolTurns: false, headers: { 'X-Extra': '1' } });
+    expect(route.cacheKey).toBe('off');
+    expect(route.timeouts).toEqual({ connect_ms: 10_000, headers_ms: 1000, body_ms: 300_000 });
+    const direct = resolveRoute(config, 'ds/deepseek-v4');
+    expect(direct.dialect).toMatchObject({ reasoningOut: 'reasoning_content', reasoningOnToolTurns: true });
+    expect(direct.apiKey).toBe('ds-key');
+  });
+
+  it('throws model_not_found listing the models and provider forms', () => {
+    for (const name of ['gpt-9', 'nobody/model', 'openrouter/', '/x']) {
+      const err = thrown(() => resolveRoute(config, name));
+      expect(err).toBeInstanceOf(ProxyError);
+      expect(err.code).toBe('model_not_found');
+      expect((err as ProxyError).status).toBe(404);
+      expect((err as ProxyError).param).toBe('model');
+      expect(err.message).toBe(`The model "${name}" does not exist. Known models: claude, ds/plain, opus, openrouter/..., ds/..., claude/..., sim/....`);
+    }
+  });
+
+  it('gives a clear error at request time for a wire format not supported yet, while the config loads', () => {
+    const err = thrown(() => resolveRoute(config, 'opus'));
+    expect(err.code).toBe('wire_not_supported');
+    expect((err as ProxyError).status).toBe(400);
+    expect(err.message).toContain('anthropic-messages is not supported yet');
+    expect(thrown(() => resolveRoute(config, 'claude/claude-opus-5')).code).toBe('wire_not_supported');
+  });
+
+  it('routes to the built-in simulator once its address is known', () => {
+    expect(thrown(() => resolveRoute(config, 'sim/sim-1')).message).toMatch(/simulator, which has not been started/);
+    const started = withSimulator(config, 'http://127.0.0.1:41234/v1/');
+    const route = resolveRoute(started, 'sim/sim-1');
+    expect(route.dialect).toMatchObject({ baseUrl: 'http://127.0.0.1:41234/v1', preset: 'sim', reasoningOut: 'reasoning_content' });
+    expect(route.apiKey).toBeUndefined();
+    expect(started.describe()).toContain('http://127.0.0.1:41234/v1');
+    expect(config.providers.sim?.baseUrl).toBeUndefined();
+  });
+
+  it('lists the configured models for GET /v1/models', () => {
+    expect(listModels(config)).toEqual([
+      { id: 'claude', provider: 'openrouter', model: 'anthropic/claude-sonnet-4.6' },
+      { id: 'ds/plain', provider: 'ds', model: 'deepseek-v4' },
+      { id: 'opus', provider: 'claude', model: 'claude-opus-5' },
+    ]);
+  });
+
+  it('reports water marks that do not fit as config errors naming the key', () => {
+    const err = thrown(() => loadToml('[window]\nlow_water = 90000\nhigh_water = 80000\n[models.m]\nprovider = "sim"\nmodel = "x"\ncontext = 50000\n'));
+    expect(err.message.split('\n')).toEqual([
+      'config.toml: window.low_water: low_water 90000 must be below high_water 80000',
+      'config.toml: window.high_water: high_water 80000 does not fit models.m: context 50000 - output_reserve 8192 = 41808',
+    ]);
+  });
+});
+
+describe('water-mark errors', () => {
+  it('reports a bad [window] value once, not once per model that inherits it', () => {
+    const err = thrown(() => loadToml('[window]\nlow_water = 90000\nhigh_water = 80000\n[models.a]\nprovider = "sim"\nmodel = "x"\n[models.b]\nprovider = "sim"\nmodel = "y"\n'));
+    expect(err.message.split('\n')).toEqual(['config.toml: window.low_water: low_water 90000 must be below high_water 80000']);
+  });
+});
