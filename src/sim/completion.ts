@@ -1,0 +1,96 @@
+/**
+ * A reply plan as OpenAI Chat Completions JSON: the non-stream `chat.completion` object, and the
+ * stream's `data:` payloads in OpenAI's order (role chunk, reasoning and content deltas, tool
+ * call deltas by index with id and name first then the arguments in pieces, the finish chunk,
+ * the usage chunk with `choices: []` when asked, `[DONE]`).
+ */
+import type { SimError } from './errors.js';
+import type { ReasoningField } from './modes.js';
+import type { ReplyPlan } from './replies.js';
+
+export interface ReplyMeta {
+  id: string;
+  /** Unix seconds. */
+  created: number;
+  model: string;
+  replyField: ReasoningField;
+}
+
+const TEXT_PIECE = 16;
+const ARGS_PIECE = 12;
+
+export function completionObject(meta: ReplyMeta, plan: ReplyPlan, usage: Record<string, unknown>): Record<string, unknown> {
+  const message: Record<string, unknown> = { role: 'assistant', content: plan.content };
+  if (plan.thinking !== null) message[meta.replyField] = plan.thinking;
+  if (plan.toolCalls.length > 0) {
+    message.tool_calls = plan.toolCalls.map((call) => ({
+      id: call.id,
+      type: 'function',
+      function: { name: call.name, arguments: call.arguments },
+    }));
+  }
+  message.refusal = null;
+  return {
+    id: meta.id,
+    object: 'chat.completion',
+    created: meta.created,
+    model: meta.model,
+    choices: [{ index: 0, message, logprobs: null, finish_reason: plan.finishReason }],
+    usage,
+  };
+}
+
+/**
+ * The `data:` payloads of a streamed reply. With `failure`, the stream stops after the role
+ * chunk, the reasoning and the first half of the content, with an error event and no `[DONE]`.
+ */
+export function streamPayloads(
+  meta: ReplyMeta,
+  plan: ReplyPlan,
+  usage: Record<string, unknown> | null,
+  failure: SimError | null,
+): string[] {
+  const out: string[] = [];
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null) => {
+    const body: Record<string, unknown> = {
+      id: meta.id,
+      object: 'chat.completion.chunk',
+      created: meta.created,
+      model: meta.model,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    };
+    // With include_usage every chunk but the last carries `usage: null`.
+    if (usage !== null) body.usage = null;
+    out.push(JSON.stringify(body));
+  };
+
+  chunk({ role: 'assistant', content: '' });
+  for (const piece of pieces(plan.thinking ?? '', TEXT_PIECE)) chunk({ [meta.replyField]: piece });
+  const content = pieces(plan.content ?? '', TEXT_PIECE);
+  if (failure !== null) {
+    // Some content always goes out before the error, so the client sees a stream that broke.
+    const sent = content.length > 0 ? content.slice(0, Math.ceil(content.length / 2)) : ['Partial '];
+    for (const piece of sent) chunk({ content: piece });
+    out.push(JSON.stringify(failure.body()));
+    return out;
+  }
+  for (const piece of content) chunk({ content: piece });
+  plan.toolCalls.forEach((call, index) => {
+    chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] });
+    for (const piece of pieces(call.arguments, ARGS_PIECE)) chunk({ tool_calls: [{ index, function: { arguments: piece } }] });
+  });
+  chunk({}, plan.finishReason);
+  if (usage !== null) {
+    out.push(JSON.stringify({ id: meta.id, object: 'chat.completion.chunk', created: meta.created, model: meta.model, choices: [], usage }));
+  }
+  out.push('[DONE]');
+  return out;
+}
+
+/** Splits by code points, so no piece ends inside a surrogate pair. */
+function pieces(text: string, size: number): string[] {
+  const points = Array.from(text);
+  const out: string[] = [];
+  for (let i = 0; i < points.length; i += size) out.push(points.slice(i, i + size).join(''));
+  return out;
+}

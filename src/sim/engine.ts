@@ -1,0 +1,190 @@
+/**
+ * The simulator's state and its answer to one chat request, free of HTTP: parse, check the
+ * reasoning that came back, enforce the conversation rules, tokenise, route to a replica, read
+ * and write its cache, and plan the reply. The server (server.ts) only moves bytes.
+ */
+import { contextOverflow, directedError, SimError, streamFailure } from './errors.js';
+import { MODES, type ModeSpec } from './modes.js';
+import { ReplicaCache } from './cache.js';
+import type { ReplyMeta } from './completion.js';
+import { addCounts, ReasoningMemory, zeroCounts } from './reasoning-check.js';
+import { planReply, type ReplyPlan } from './replies.js';
+import { parseChatRequest } from './request.js';
+import { Router } from './routing.js';
+import { checkConversation } from './strict.js';
+import { BLOCK_TOKENS, renderPrompt, TokenSeq } from './tokens.js';
+import type { SessionKeySource, SimMode, SimRecord, SimRouting, SimStats } from './types.js';
+
+/** The options with defaults filled in. */
+export interface EngineConfig {
+  replicas: number;
+  routing: SimRouting;
+  seed: number;
+  contextTokens: number;
+  ttlMs: number;
+  maxBlocksPerReplica: number;
+  requireReasoning: boolean;
+  clock: () => number;
+}
+
+/** OpenAI: "Caching is enabled automatically for prompts that are 1024 tokens or longer". */
+export const MIN_CACHED_PROMPT = 1024;
+
+export type Outcome =
+  | { kind: 'error'; error: SimError; slowMs: number }
+  | {
+      kind: 'reply';
+      plan: ReplyPlan;
+      meta: ReplyMeta;
+      usage: Record<string, unknown>;
+      stream: boolean;
+      includeUsage: boolean;
+      /** `[[stream-error]]`: the stream breaks with this error. */
+      failure: SimError | null;
+    };
+
+/** Header names are lower case, as node:http gives them. */
+export type HeaderLookup = (name: string) => string | undefined;
+
+const SESSION_HEADERS = ['x-session-id', 'x-session-affinity'] as const;
+
+export class SimEngine {
+  readonly records: SimRecord[] = [];
+  readonly #config: EngineConfig;
+  readonly #caches: ReplicaCache[];
+  readonly #router: Router;
+  readonly #memory = new ReasoningMemory();
+  #offset = 0;
+
+  constructor(config: EngineConfig) {
+    this.#config = config;
+    this.#caches = Array.from({ length: config.replicas }, () => new ReplicaCache(config.maxBlocksPerReplica));
+    this.#router = new Router(config.replicas, config.routing, config.seed);
+  }
+
+  now(): number {
+    return this.#config.clock() + this.#offset;
+  }
+
+  /** Moves the simulator's clock forward (cache expiry, timestamps). */
+  advance(ms: number): void {
+    this.#offset += ms;
+  }
+
+  record(path: string, mode: SimMode): SimRecord {
+    const record: SimRecord = {
+      seq: this.records.length + 1, path, mode, model: null, replica: null, sessionKey: null, sessionKeySource: null,
+      promptTokens: 0, cachedTokens: 0, completionTokens: 0, reasoningTokens: 0, stream: false, status: 0, error: null,
+      reasoning: zeroCounts(), receivedAt: this.now(), firstByteAt: null, finishedAt: null, closedEarly: false, closedAt: null,
+    };
+    this.records.push(record);
+    return record;
+  }
+
+  /** Answers one chat request; fills `record` with everything but the HTTP timings. */
+  chat(bodyText: string, header: HeaderLookup, record: SimRecord): Outcome {
+    const mode = MODES[record.mode];
+    try {
+      return this.#chat(bodyText, header, record, mode);
+    } catch (err) {
+      if (!(err instanceof SimError)) throw err;
+      return { kind: 'error', error: err, slowMs: 0 };
+    }
+  }
+
+  #chat(bodyText: string, header: HeaderLookup, record: SimRecord, mode: ModeSpec): Outcome {
+    const req = parseChatRequest(bodyText);
+    record.model = req.model;
+    record.stream = req.stream;
+    const { counts, problems } = this.#memory.check(req.messages, mode.backField);
+    record.reasoning = counts;
+    checkConversation(req.messages, mode);
+    const problem = problems[0];
+    if (this.#config.requireReasoning && problem !== undefined) {
+      throw new SimError(
+        400,
+        'reasoning_not_returned',
+        `messages[${problem.index}] is a reply of this simulator whose reasoning did not come back in '${mode.backField}' (${problem.kind === 'wrongField' ? 'it came in another field' : 'missing or changed'}).`,
+        `messages.[${problem.index}].${mode.backField}`,
+      );
+    }
+
+    const tokens = new TokenSeq(renderPrompt(req.tools, req.messages));
+    record.promptTokens = tokens.count;
+    const plan = planReply(req.messages, tokens.digest, mode);
+    if (tokens.count > this.#config.contextTokens || plan.failure?.kind === 'overflow') {
+      return { kind: 'error', error: contextOverflow(tokens.count, this.#config.contextTokens), slowMs: plan.slowMs };
+    }
+    if (plan.failure?.kind === 'error') return { kind: 'error', error: directedError(plan.failure.status), slowMs: plan.slowMs };
+
+    const session = sessionKey(req.promptCacheKey, header);
+    record.sessionKey = session?.key ?? null;
+    record.sessionKeySource = session?.source ?? null;
+    const replica = this.#router.pick(record.sessionKey, tokens);
+    record.replica = replica;
+    record.cachedTokens = this.#readAndWrite(replica, tokens);
+    record.completionTokens = plan.completionTokens;
+    record.reasoningTokens = plan.reasoningTokens;
+    this.#memory.remember(plan);
+
+    const failure = plan.streamError ? streamFailure() : null;
+    if (failure !== null && !req.stream) return { kind: 'error', error: failure, slowMs: plan.slowMs };
+    return {
+      kind: 'reply',
+      plan,
+      meta: { id: `chatcmpl-${tokens.digest.slice(0, 24)}`, created: Math.floor(record.receivedAt / 1000), model: req.model, replyField: mode.replyField },
+      usage: mode.usage({ prompt: tokens.count, cached: record.cachedTokens, completion: plan.completionTokens, reasoning: plan.reasoningTokens }),
+      stream: req.stream,
+      includeUsage: req.includeUsage,
+      failure,
+    };
+  }
+
+  /** Cached tokens for this prompt on `replica`; then every full block of it is written. */
+  #readAndWrite(replica: number, tokens: TokenSeq): number {
+    if (tokens.count < MIN_CACHED_PROMPT) return 0;
+    const cache = this.#caches[replica]!;
+    const keys = tokens.blockKeys();
+    const now = this.now();
+    const hits = cache.read(keys, now, this.#config.ttlMs);
+    cache.write(keys, now, this.#config.ttlMs);
+    return hits * BLOCK_TOKENS;
+  }
+
+  stats(): SimStats {
+    const replicas = this.#caches.map((cache, replica) => ({ replica, requests: 0, promptTokens: 0, cachedTokens: 0, blocks: cache.size }));
+    const stats: SimStats = { requests: 0, ok: 0, errors: 0, promptTokens: 0, cachedTokens: 0, completionTokens: 0, replicas, reasoning: zeroCounts() };
+    for (const r of this.records) {
+      stats.requests++;
+      if (r.status === 200) stats.ok++;
+      else if (r.status >= 400) stats.errors++;
+      addCounts(stats.reasoning, r.reasoning);
+      if (r.replica === null) continue;
+      stats.promptTokens += r.promptTokens;
+      stats.cachedTokens += r.cachedTokens;
+      stats.completionTokens += r.completionTokens;
+      const per = replicas[r.replica]!;
+      per.requests++;
+      per.promptTokens += r.promptTokens;
+      per.cachedTokens += r.cachedTokens;
+    }
+    return stats;
+  }
+
+  /** Forgets records, caches, remembered replies and the PRNG's position; the clock stays. */
+  reset(): void {
+    this.records.length = 0;
+    for (const cache of this.#caches) cache.clear();
+    this.#memory.clear();
+    this.#router.reset();
+  }
+}
+
+function sessionKey(bodyKey: string | null, header: HeaderLookup): { key: string; source: SessionKeySource } | null {
+  if (bodyKey !== null) return { key: bodyKey, source: 'prompt_cache_key' };
+  for (const name of SESSION_HEADERS) {
+    const value = header(name);
+    if (value !== undefined && value !== '') return { key: value, source: name };
+  }
+  return null;
+}

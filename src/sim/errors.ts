@@ -1,0 +1,61 @@
+/**
+ * The simulator's errors, shaped as OpenAI sends them: `{"error":{message,type,param,code}}`.
+ * Kept apart from core's ProxyError table on purpose: these are the upstream's codes (some
+ * copied from real providers, e.g. Cerebras' `wrong_api_format`), not the proxy's.
+ */
+import type { OpenAIErrorBody } from '../core/errors.js';
+
+export class SimError extends Error {
+  readonly status: number;
+  readonly type: string;
+  readonly code: string | null;
+  readonly param: string | null;
+
+  constructor(status: number, code: string | null, message: string, param: string | null = null, type = errorTypeFor(status)) {
+    super(message);
+    this.name = 'SimError';
+    this.status = status;
+    this.code = code;
+    this.param = param;
+    this.type = type;
+  }
+
+  body(): OpenAIErrorBody {
+    return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
+  }
+}
+
+/** OpenAI's `error.type` for a status. */
+export function errorTypeFor(status: number): string {
+  if (status === 401) return 'authentication_error';
+  if (status === 403) return 'permission_error';
+  if (status === 404) return 'not_found_error';
+  if (status === 429) return 'rate_limit_error';
+  if (status >= 500) return 'server_error';
+  return 'invalid_request_error';
+}
+
+export function invalidRequest(message: string, param: string | null = null, code: string | null = 'invalid_request'): SimError {
+  return new SimError(400, code, message, param);
+}
+
+/** OpenAI's wording, with the figures the simulator counted. */
+export function contextOverflow(promptTokens: number, contextTokens: number): SimError {
+  return new SimError(
+    400,
+    'context_length_exceeded',
+    `This model's maximum context length is ${contextTokens} tokens. However, your messages resulted in ${promptTokens} tokens. Please reduce the length of the messages.`,
+    'messages',
+  );
+}
+
+/** The `[[error STATUS]]` directive. */
+export function directedError(status: number): SimError {
+  const code = status === 429 ? 'rate_limit_exceeded' : status >= 500 ? 'server_error' : 'sim_directed_error';
+  return new SimError(status, code, `Simulated error ${status} (asked for by [[error ${status}]]).`);
+}
+
+/** Sent as the last SSE event by `[[stream-error]]`, and as a 500 when not streaming. */
+export function streamFailure(): SimError {
+  return new SimError(500, 'stream_error', 'The server had an error while processing your request (asked for by [[stream-error]]).');
+}

@@ -1,0 +1,82 @@
+/**
+ * What each simulated upstream does differently, in one table, so no other file branches on a
+ * mode's name: where reasoning goes out and must come back, which history fields it rejects or
+ * requires, and which usage fields it reports (wire-formats.md sections 1, 5, 7 and the cheat
+ * sheets).
+ */
+import type { SimMode } from './types.js';
+
+export type ReasoningField = 'reasoning_content' | 'reasoning';
+
+/** Every field a client might give reasoning back in; used to tell "wrong field" from "missing". */
+export const REASONING_FIELDS = ['reasoning_content', 'reasoning', 'thinking'] as const;
+
+export interface UsageCounts {
+  prompt: number;
+  cached: number;
+  completion: number;
+  reasoning: number;
+}
+
+export interface ModeSpec {
+  mode: SimMode;
+  /** Field of the reply (message and delta) that carries thinking. */
+  replyField: ReasoningField;
+  /** Every reply has thinking (generated when the request asks for none). */
+  alwaysThinks: boolean;
+  /** Field the reasoning must come back in on later requests. */
+  backField: ReasoningField;
+  /** Cerebras: any message with `reasoning_content` is a 400 `wrong_api_format`. */
+  rejectsReasoningContent: boolean;
+  /** DeepSeek V4 thinking mode: an assistant turn with tool calls must carry `reasoning_content`. */
+  requiresReasoningOnToolTurns: boolean;
+  usage(u: UsageCounts): Record<string, unknown>;
+}
+
+function openaiUsage(u: UsageCounts): Record<string, unknown> {
+  return {
+    prompt_tokens: u.prompt,
+    completion_tokens: u.completion,
+    total_tokens: u.prompt + u.completion,
+    prompt_tokens_details: { cached_tokens: u.cached },
+    completion_tokens_details: { reasoning_tokens: u.reasoning },
+  };
+}
+
+export const MODES: Record<SimMode, ModeSpec> = {
+  openai: {
+    mode: 'openai',
+    replyField: 'reasoning_content',
+    alwaysThinks: false,
+    backField: 'reasoning_content',
+    rejectsReasoningContent: false,
+    requiresReasoningOnToolTurns: false,
+    usage: openaiUsage,
+  },
+  deepseek: {
+    mode: 'deepseek',
+    replyField: 'reasoning_content',
+    alwaysThinks: true,
+    backField: 'reasoning_content',
+    rejectsReasoningContent: false,
+    requiresReasoningOnToolTurns: true,
+    // DeepSeek reports hits and misses, and (as far as known) not prompt_tokens_details.
+    usage: (u) => ({
+      prompt_tokens: u.prompt,
+      completion_tokens: u.completion,
+      total_tokens: u.prompt + u.completion,
+      prompt_cache_hit_tokens: u.cached,
+      prompt_cache_miss_tokens: u.prompt - u.cached,
+      completion_tokens_details: { reasoning_tokens: u.reasoning },
+    }),
+  },
+  cerebras: {
+    mode: 'cerebras',
+    replyField: 'reasoning',
+    alwaysThinks: true,
+    backField: 'reasoning',
+    rejectsReasoningContent: true,
+    requiresReasoningOnToolTurns: false,
+    usage: openaiUsage,
+  },
+};

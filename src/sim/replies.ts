@@ -1,0 +1,78 @@
+/**
+ * What the simulated model answers: a plan built from the directives of the last message and the
+ * prompt's digest, so the same request always gets the same reply (ids included).
+ */
+import { sha256Hex } from '../core/canonical.js';
+import { parseDirectives, type Directive } from './directives.js';
+import type { ModeSpec } from './modes.js';
+import { contentText, type WireMessage } from './request.js';
+import { countTokens } from './tokens.js';
+
+export interface ToolCallOut {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** How the request asked the reply to fail, if it did. */
+export type PlannedFailure = { kind: 'error'; status: number } | { kind: 'overflow' };
+
+export interface ReplyPlan {
+  content: string | null;
+  thinking: string | null;
+  toolCalls: ToolCallOut[];
+  finishReason: 'stop' | 'tool_calls';
+  completionTokens: number;
+  reasoningTokens: number;
+  slowMs: number;
+  streamError: boolean;
+  failure: PlannedFailure | null;
+}
+
+/** Four-byte filler words, so N words are exactly N tokens. */
+const FILLER = ['lor ', 'ips ', 'dol ', 'sit ', 'amt ', 'con ', 'adi ', 'eli '];
+
+export function planReply(messages: readonly WireMessage[], digest: string, mode: ModeSpec): ReplyPlan {
+  const directives = parseDirectives(contentText(messages.at(-1)?.content));
+  const of = <K extends Directive['kind']>(kind: K) =>
+    directives.filter((d): d is Extract<Directive, { kind: K }> => d.kind === kind);
+
+  const toolCalls = of('call').map((call, i) => ({
+    id: `call_${sha256Hex(`${digest}:${i}`).slice(0, 24)}`,
+    name: call.name,
+    arguments: call.args,
+  }));
+  const said = of('say').map((d) => d.text);
+  const len = of('len').at(-1)?.tokens;
+  let content: string | null = said.length > 0 ? said.join('\n') : null;
+  if (len !== undefined) content = (content ?? '') + filler(len, digest);
+  if (content === null && toolCalls.length === 0) content = `OK. This is the simulator's reply ${digest.slice(0, 12)}.`;
+
+  const thoughts = of('think').map((d) => d.text);
+  const thinking = thoughts.length > 0 ? thoughts.join('\n')
+    : mode.alwaysThinks ? `The user wants an answer; prompt ${digest.slice(0, 16)} considered.` : null;
+
+  const reasoningTokens = thinking === null ? 0 : countTokens(thinking);
+  let completionTokens = reasoningTokens + (content === null ? 0 : countTokens(content));
+  for (const call of toolCalls) completionTokens += countTokens(call.name) + countTokens(call.arguments);
+
+  const failure = directives.find((d): d is Extract<Directive, { kind: 'error' | 'overflow' }> => d.kind === 'error' || d.kind === 'overflow');
+  return {
+    content,
+    thinking,
+    toolCalls,
+    finishReason: toolCalls.length > 0 ? 'tool_calls' : 'stop',
+    completionTokens,
+    reasoningTokens,
+    slowMs: of('slow').at(-1)?.ms ?? 0,
+    streamError: of('stream-error').length > 0,
+    failure: failure === undefined ? null : failure.kind === 'error' ? { kind: 'error', status: failure.status } : { kind: 'overflow' },
+  };
+}
+
+function filler(tokens: number, digest: string): string {
+  const start = Number.parseInt(digest.slice(0, 2), 16);
+  let out = '';
+  for (let i = 0; i < tokens; i++) out += FILLER[(start + i) % FILLER.length];
+  return out;
+}

@@ -1,0 +1,57 @@
+/**
+ * Which replica serves a request: the session key's hash when one is sent, else the policy's
+ * choice. The PRNG is seeded so a `random` run is reproducible.
+ */
+import { sha256Hex } from '../core/canonical.js';
+import type { TokenSeq } from './tokens.js';
+import type { SimRouting } from './types.js';
+
+/** OpenAI routes on "a hash of the initial prefix of the prompt ... typically the first 256 tokens". */
+const ROUTING_PREFIX_TOKENS = 256;
+
+export class Router {
+  readonly #replicas: number;
+  readonly #routing: SimRouting;
+  readonly #seed: number;
+  #next: () => number;
+
+  constructor(replicas: number, routing: SimRouting, seed: number) {
+    this.#replicas = replicas;
+    this.#routing = routing;
+    this.#seed = seed;
+    this.#next = mulberry32(seed);
+  }
+
+  pick(sessionKey: string | null, tokens: TokenSeq): number {
+    if (sessionKey !== null) return keyHash(sessionKey) % this.#replicas;
+    switch (this.#routing) {
+      case 'session':
+        return keyHash('') % this.#replicas;
+      case 'prefix':
+        return tokens.prefixHash(ROUTING_PREFIX_TOKENS) % this.#replicas;
+      case 'random':
+        return Math.floor(this.#next() * this.#replicas);
+    }
+  }
+
+  /** Back to the seed's first draw. */
+  reset(): void {
+    this.#next = mulberry32(this.#seed);
+  }
+}
+
+function keyHash(key: string): number {
+  return Number.parseInt(sha256Hex(key).slice(0, 8), 16);
+}
+
+/** A small, well-known 32-bit PRNG; returns floats in [0, 1). */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
