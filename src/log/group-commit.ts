@@ -1,0 +1,145 @@
+/**
+ * Appends without waiting on the disk, and makes them durable in groups (DESIGN section 12:
+ * "append to the log without waiting on the disk, and wait for durability (group commit) only
+ * before the answer's last byte").
+ *
+ * `write` queues bytes and returns at once. One drive loop, at most one running, does the I/O in
+ * queue order: it writes everything queued in one call, and when someone waits in `sync()` it
+ * runs one `fdatasync` for every waiter whose bytes are written, however many there are. Syncs
+ * that arrive during an fsync share the next one. A waiter is served before further writes, so a
+ * steady stream of appends cannot starve it.
+ *
+ * The first I/O error poisons the writer: every pending and later `sync()` rejects with it and
+ * later `write`s throw it. The bytes on disk are then unknown; the next open repairs a torn tail.
+ */
+import type { FileHandle } from 'node:fs/promises';
+
+interface Waiter {
+  /** Durable once `synced >= target`. */
+  target: number;
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
+export class GroupCommitWriter {
+  readonly #fh: FileHandle;
+  #queue: Buffer[] = [];
+  #queued = 0;
+  /** Bytes handed to `write` since the start: the logical end of the file. */
+  #appended: number;
+  /** Bytes the OS has accepted. */
+  #written: number;
+  /** Bytes known to be on disk. */
+  #synced: number;
+  #waiters: Waiter[] = [];
+  /**
+   * Whether the drive loop runs. Cleared synchronously by the loop as it decides to stop, never in
+   * a later callback: a waiter resolved by the last fsync may append again before such a callback
+   * ran, and would find no loop to write it (a stall the crash test found).
+   */
+  #active = false;
+  #drained: Promise<void> = Promise.resolve();
+  #error: Error | undefined;
+
+  /** `size`: the file's length when opened (already durable). */
+  constructor(fh: FileHandle, size: number) {
+    this.#fh = fh;
+    this.#appended = size;
+    this.#written = size;
+    this.#synced = size;
+  }
+
+  /** The byte offset the next write will land at. */
+  get end(): number {
+    return this.#appended;
+  }
+
+  get error(): Error | undefined {
+    return this.#error;
+  }
+
+  write(bytes: Buffer): void {
+    if (this.#error !== undefined) throw this.#error;
+    this.#queue.push(bytes);
+    this.#queued += bytes.length;
+    this.#appended += bytes.length;
+    this.#kick();
+  }
+
+  /** Resolves when every byte written before the call is on disk; rejects on any I/O error. */
+  sync(): Promise<void> {
+    if (this.#error !== undefined) return Promise.reject(this.#error);
+    if (this.#synced >= this.#appended) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      this.#waiters.push({ target: this.#appended, resolve, reject });
+      this.#kick();
+    });
+  }
+
+  /** Resolves once the drive loop has stopped (nothing queued, no waiter), e.g. before a close. */
+  async idle(): Promise<void> {
+    while (this.#active) await this.#drained;
+  }
+
+  #kick(): void {
+    if (this.#active) return;
+    this.#active = true;
+    // #drive never rejects: it turns every error into the poisoned state.
+    this.#drained = this.#drive();
+  }
+
+  async #drive(): Promise<void> {
+    try {
+      for (;;) {
+        if (this.#waiters.some((w) => w.target <= this.#written)) {
+          const upTo = this.#written;
+          await this.#fh.datasync();
+          this.#synced = upTo;
+          this.#settle();
+        } else if (this.#queue.length > 0) {
+          await this.#flushQueue();
+        } else {
+          this.#active = false;
+          return;
+        }
+      }
+    } catch (err) {
+      this.#active = false;
+      this.#fail(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+
+  async #flushQueue(): Promise<void> {
+    const parts = this.#queue;
+    const total = this.#queued;
+    this.#queue = [];
+    this.#queued = 0;
+    const buf = parts.length === 1 ? parts[0]! : Buffer.concat(parts, total);
+    let done = 0;
+    // A regular file may accept less than asked (disk full, signal); write the rest.
+    while (done < total) {
+      const { bytesWritten } = await this.#fh.write(buf, done, total - done, null);
+      if (bytesWritten === 0) throw new Error('write accepted 0 bytes');
+      done += bytesWritten;
+      this.#written += bytesWritten;
+    }
+  }
+
+  #settle(): void {
+    const still: Waiter[] = [];
+    for (const w of this.#waiters) {
+      if (w.target <= this.#synced) w.resolve();
+      else still.push(w);
+    }
+    this.#waiters = still;
+  }
+
+  #fail(err: Error): void {
+    this.#error = err;
+    this.#queue = [];
+    this.#queued = 0;
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const w of waiters) w.reject(err);
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * One writer per session across processes: `<id>.lock` holds the writer's pid. Created with `wx`
+ * (fails if present). A lock whose pid is dead is stale and taken over; a live foreign pid is
+ * `log_locked`. Readers never take it.
+ *
+ * Take-over renames the stale file aside first (only one of two racing processes can), then
+ * checks the pid it moved is the stale one; if a fresh lock was created in between, it is put
+ * back. Limits: pid liveness cannot tell a reused pid from the writer (the lock then looks live:
+ * remove it by hand), and processes in different pid namespaces sharing a data directory cannot
+ * see each other.
+ */
+import { link, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ProxyError } from '../core/errors.js';
+
+export interface FileLock {
+  readonly file: string;
+  release(): Promise<void>;
+}
+
+/** Between `wx` and the pid being written another process can see an empty file: wait that long. */
+const EMPTY_GRACE_MS = 100;
+const ATTEMPTS = 8;
+
+let asideCounter = 0;
+
+/** `logFile` only names the session in the error message. */
+export async function acquireLock(lockFile: string, logFile: string): Promise<FileLock> {
+  const mine = `${process.pid}\n`;
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    try {
+      await writeFile(lockFile, mine, { flag: 'wx' });
+      return { file: lockFile, release: () => releaseLock(lockFile) };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const holder = await readHolder(lockFile);
+    if (holder === 'gone') continue;
+    if (holder !== process.pid && holder !== 'unreadable' && isAlive(holder)) {
+      throw new ProxyError('log_locked', { file: logFile, pid: holder });
+    }
+    // Dead pid, our own pid from an earlier open that was never released, or garbage: stale.
+    await takeOver(lockFile, holder);
+  }
+  throw new ProxyError('log_locked', { file: logFile, pid: 'unknown (the lock file keeps changing)' });
+}
+
+async function releaseLock(lockFile: string): Promise<void> {
+  // Only remove it if it is still ours (a take-over by someone who judged us dead must stand).
+  const holder = await readHolder(lockFile, 0);
+  if (holder === process.pid) await unlink(lockFile).catch(ignoreMissing);
+}
+
+/** The pid in the lock, `'gone'` if the file vanished, `'unreadable'` if it never held a pid. */
+async function readHolder(lockFile: string, graceMs = EMPTY_GRACE_MS): Promise<number | 'gone' | 'unreadable'> {
+  const deadline = Date.now() + graceMs;
+  for (;;) {
+    let text: string;
+    try {
+      text = await readFile(lockFile, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'gone';
+      throw err;
+    }
+    const pid = parsePid(text);
+    if (pid !== undefined) return pid;
+    if (Date.now() >= deadline) return 'unreadable';
+    await sleep(10);
+  }
+}
+
+function parsePid(text: string): number | undefined {
+  const trimmed = text.trim();
+  if (!/^[0-9]{1,10}$/.test(trimmed)) return undefined;
+  const pid = Number(trimmed);
+  return pid > 0 ? pid : undefined;
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: the process exists but belongs to another user.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function takeOver(lockFile: string, stale: number | 'unreadable'): Promise<void> {
+  const aside = `${lockFile}.stale-${process.pid}-${asideCounter++}`;
+  try {
+    await rename(lockFile, aside);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return; // someone else moved it
+    throw err;
+  }
+  const moved = parsePid(await readFile(aside, 'utf8').catch(() => ''));
+  if (moved !== undefined && moved !== stale && moved !== process.pid && isAlive(moved)) {
+    // We moved a lock made after our look: put it back unless yet another has appeared.
+    await link(aside, lockFile).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EEXIST') throw err;
+    });
+  }
+  await unlink(aside).catch(ignoreMissing);
+}
+
+function ignoreMissing(err: NodeJS.ErrnoException): void {
+  if (err.code !== 'ENOENT') throw err;
+}

@@ -1,0 +1,166 @@
+/**
+ * The credential shapes the log removes, compiled once at module load (pino's lesson: compile
+ * redaction once, never per call).
+ *
+ * Every rule is a *shape* (a vendor prefix, a fixed layout, or a context such as `Bearer ` or
+ * `aws_secret_access_key =`), never entropy alone (seed ADR 25). The log also holds opaque
+ * reasoning (16 KB base64 / base64url blobs) that must come back byte for byte, and a blob can
+ * hold `sk-` or `hf_` by chance. So each prefixed shape needs:
+ * - a boundary before it: start of text, or a character outside base64/base64url (`=` counts as
+ *   a boundary because it only ever ends a blob; `\n` written as an escape also counts);
+ * - a boundary after it, for the same alphabet, and a maximum length: a blob that happens to start
+ *   with a prefix runs on past the shape's longest form and does not match.
+ * Rules run in order; specific prefixes (sk-ant-, sk-or-) come before generic ones (sk-), token
+ * shapes before context rules, which then skip text already replaced (`[` ends their classes).
+ */
+
+export interface Rule {
+  kind: string;
+  /** Cheap pre-check, so most text never reaches the regex. */
+  anchor: (text: string) => boolean;
+  /** Global regex; the named group `secret` is replaced, an optional group `pre` is kept. */
+  re: RegExp;
+  /** A second look at the secret for shapes a word could also take (e.g. `sk-learn-...`). */
+  accept?: (secret: string) => boolean;
+}
+
+const LEAD = String.raw`(?:(?<=\\[nrt])|(?<![A-Za-z0-9+/_\-]))`;
+const TAIL = String.raw`(?![A-Za-z0-9+/=_\-])`;
+/** For dotted shapes (JWT, discord): a further segment continues the token, a lone dot ends a sentence. */
+const DOT_TAIL = String.raw`(?!\.?[A-Za-z0-9+/=_\-])`;
+
+const hasDigit = (s: string): boolean => /[0-9]/.test(s);
+const hasUpper = (s: string): boolean => /[A-Z]/.test(s);
+const hasLower = (s: string): boolean => /[a-z]/.test(s);
+/** Random keys mix digits and both cases; words and identifiers rarely do. */
+const mixed = (s: string): boolean => hasDigit(s) && hasUpper(s) && hasLower(s);
+const digitAndLetter = (s: string): boolean => hasDigit(s) && /[A-Za-z]/.test(s);
+
+function anyOf(...needles: string[]): (text: string) => boolean {
+  return (text) => needles.some((n) => text.includes(n));
+}
+
+function matches(re: RegExp): (text: string) => boolean {
+  return (text) => re.test(text);
+}
+
+/** A shape that starts with a fixed prefix: boundary, the whole token as `secret`, boundary. */
+function prefixed(kind: string, anchors: string[], body: string, accept?: (s: string) => boolean): Rule {
+  const rule: Rule = { kind, anchor: anyOf(...anchors), re: new RegExp(`${LEAD}(?<secret>${body})${TAIL}`, 'g') };
+  if (accept !== undefined) rule.accept = accept;
+  return rule;
+}
+
+/** A discord token's first segment is the base64 of the bot's numeric id. */
+function discordId(secret: string): boolean {
+  const first = secret.slice(0, secret.indexOf('.'));
+  const decoded = Buffer.from(first, 'base64url').toString('latin1');
+  return /^[0-9]{17,20}$/.test(decoded);
+}
+
+export const RULES: readonly Rule[] = [
+  {
+    kind: 'private_key',
+    anchor: anyOf('PRIVATE KEY-----'),
+    // Through the END line; an unterminated block (truncated output) through its base64 lines.
+    re: /(?<secret>-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----(?:[\s\S]*?-----END[A-Z0-9 ]*PRIVATE KEY-----|(?:[A-Za-z0-9+/=]|\r?\n|\\n)*))/g,
+  },
+  {
+    kind: 'slack_webhook',
+    anchor: anyOf('hooks.slack.com'),
+    re: /(?<pre>https?:\/\/hooks\.slack\.com\/)(?<secret>(?:services|workflows|triggers)\/[A-Za-z0-9_/-]{8,})/g,
+  },
+  prefixed('anthropic', ['sk-ant-'], String.raw`sk-ant-[a-z]{2,8}[0-9]{2}-[A-Za-z0-9_\-]{32,300}`),
+  prefixed('openrouter', ['sk-or-'], String.raw`sk-or-v[0-9]{1,2}-[A-Za-z0-9]{32,128}`),
+  prefixed('openai', ['sk-'], String.raw`sk-(?!ant-|or-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,300}`, mixed),
+  prefixed('google_api_key', ['AIza'], String.raw`AIza[0-9A-Za-z_\-]{35}`),
+  // Dotted shapes stop before a sentence's full stop: a dot only joins segments.
+  prefixed('google_oauth', ['ya29.'], String.raw`ya29\.[0-9A-Za-z_\-]{20,4096}(?:\.[0-9A-Za-z_\-]+){0,3}`),
+  prefixed('aws_access_key_id', ['AKIA', 'ASIA', 'ABIA', 'ACCA'], '(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}'),
+  {
+    kind: 'aws_secret_access_key',
+    anchor: matches(/secret_?access_?key/i),
+    re: /(?<pre>(?<![A-Za-z0-9])(?:aws_?)?secret_?access_?key["']?\s*[:=]\s*["']?)(?<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])/gi,
+  },
+  prefixed(
+    'github',
+    ['ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_', 'github_pat_'],
+    String.raw`(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})`,
+  ),
+  prefixed('gitlab', ['glpat-'], String.raw`glpat-[A-Za-z0-9_\-]{20,64}(?:\.[A-Za-z0-9_\-]+){0,3}`),
+  prefixed('slack', ['xox', 'xapp-'], String.raw`(?:xox[abposr]|xapp)-[A-Za-z0-9\-]{10,250}`, hasDigit),
+  prefixed(
+    'stripe',
+    ['_live_', '_test_', 'whsec_'],
+    '(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,255}|whsec_[A-Za-z0-9]{24,128})',
+  ),
+  prefixed('npm', ['npm_'], 'npm_[A-Za-z0-9]{36}'),
+  prefixed('huggingface', ['hf_'], 'hf_[A-Za-z0-9]{30,64}', (s) => hasUpper(s) && hasLower(s.slice(3))),
+  prefixed('groq', ['gsk_'], 'gsk_[A-Za-z0-9]{48,52}'),
+  prefixed('xai', ['xai-'], 'xai-[A-Za-z0-9]{70,100}'),
+  prefixed('cerebras', ['csk-'], 'csk-[A-Za-z0-9]{40,64}', hasDigit),
+  prefixed('digitalocean', ['_v1_'], 'do[opr]_v1_[a-f0-9]{64}'),
+  prefixed('sendgrid', ['SG.'], String.raw`SG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}`),
+  prefixed('twilio', ['SK'], 'SK[0-9a-fA-F]{32}', hasDigit),
+  prefixed('pypi', ['pypi-AgEI'], String.raw`pypi-AgEI[A-Za-z0-9_\-]{50,1000}`),
+  prefixed('docker', ['dckr_pat_'], String.raw`dckr_pat_[A-Za-z0-9_\-]{20,64}`),
+  prefixed('shopify', ['shp'], 'shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}'),
+  {
+    kind: 'telegram',
+    anchor: anyOf(':AA'),
+    // Also right after `bot`, as in https://api.telegram.org/bot<token>/getMe.
+    re: new RegExp(String.raw`(?:(?<=bot)|${LEAD})(?<secret>[0-9]{8,10}:AA[A-Za-z0-9_\-]{33})${TAIL}`, 'g'),
+  },
+  {
+    kind: 'discord',
+    anchor: matches(/\.[A-Za-z0-9_-]{6}\./),
+    re: new RegExp(String.raw`${LEAD}(?<secret>[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40})${DOT_TAIL}`, 'g'),
+    accept: discordId,
+  },
+  {
+    kind: 'jwt',
+    anchor: anyOf('eyJ'),
+    re: new RegExp(String.raw`${LEAD}(?<secret>eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*\.[A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]+){0,2})${DOT_TAIL}`, 'g'),
+  },
+  {
+    kind: 'bearer',
+    anchor: anyOf('Bearer', 'bearer', 'BEARER'),
+    re: /(?<pre>(?<![A-Za-z0-9_-])(?:Bearer|bearer|BEARER)\s+)(?<secret>[A-Za-z0-9._~+/-]{16,}=*)/g,
+    accept: (s) => hasDigit(s) || (hasUpper(s) && hasLower(s)),
+  },
+  {
+    kind: 'basic_auth',
+    anchor: matches(/authorization/i),
+    re: /(?<pre>(?<![A-Za-z0-9_-])(?:proxy-)?authorization["']?\s*[:=]\s*["']?basic\s+)(?<secret>[A-Za-z0-9+/]{8,}=*)/gi,
+  },
+  {
+    // `Authorization: <token>` or `Authorization: token <token>`; Bearer and Basic are done above.
+    kind: 'authorization',
+    anchor: matches(/authorization/i),
+    re: /(?<pre>(?<![A-Za-z0-9_-])(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:token\s+)?)(?<secret>[A-Za-z0-9._~+/-]{8,}=*)/gi,
+    accept: digitAndLetter,
+  },
+  {
+    kind: 'api_key',
+    anchor: matches(/api-?_?key/i),
+    re: /(?<pre>(?<![A-Za-z0-9])(?:x-goog-api-key|x-api-key|api[_-]?key)["']?\s*[:=]\s*["']?)(?<secret>[A-Za-z0-9._~+/-]{16,})/gi,
+    accept: digitAndLetter,
+  },
+  {
+    // scheme://user:password@host: only the password goes.
+    kind: 'url_password',
+    anchor: matches(/:\/\/[^\s/?#@]*:[^\s/?#@]+@/),
+    re: /(?<pre>\b[A-Za-z][A-Za-z0-9+.-]{1,30}:\/\/[^\s:/?#@[\]"'<>]{0,256}:)(?!\[redacted:)(?<secret>[^\s/?#@[\]"'<>]{1,256})(?=@)/g,
+  },
+];
+
+/** Object keys whose string value is a credential whatever its shape (headers kept as JSON). */
+export const SECRET_KEYS: ReadonlyMap<string, string> = new Map([
+  ['authorization', 'authorization'],
+  ['proxy-authorization', 'authorization'],
+  ['x-api-key', 'api_key'],
+  ['x-goog-api-key', 'api_key'],
+  ['api-key', 'api_key'],
+  ['api_key', 'api_key'],
+  ['apikey', 'api_key'],
+]);

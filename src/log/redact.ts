@@ -1,0 +1,101 @@
+/**
+ * Redaction of known credential shapes (rules in redact-rules.ts). Runs on every event body
+ * before it is written (DESIGN section 3), so what the window sends is what the log holds.
+ *
+ * Each secret becomes `[redacted:<kind>]`; context around it (`Bearer `, `scheme://user:`) stays.
+ * `hits` lists one kind per secret replaced, grouped in rule order (not text order); the same kind
+ * may appear more than once. Redacting already-redacted text is a no-op with no hits.
+ *
+ * Cost: a string with no anchor (the usual case, and every base64 blob) costs one `includes` per
+ * rule; about 1 ms per 100 KB of text here. Values that need no change are returned as is (same
+ * reference), so an event with no secret is not copied.
+ */
+import { RULES, SECRET_KEYS, type Rule } from './redact-rules.js';
+
+export interface Redacted<T> {
+  value: T;
+  hits: string[];
+}
+
+export function redactText(text: string): { text: string; hits: string[] } {
+  const hits: string[] = [];
+  return { text: redactInto(text, hits), hits };
+}
+
+/** Every string in a JSON value, object keys included; structure and key order are kept. */
+export function redactDeep<T>(value: T): Redacted<T> {
+  const hits: string[] = [];
+  return { value: walk(value, hits) as T, hits };
+}
+
+/** Marker text for a removed secret; exported so readers can recognise it. */
+export function redactedMarker(kind: string): string {
+  return `[redacted:${kind}]`;
+}
+
+function redactInto(text: string, hits: string[]): string {
+  let out = text;
+  for (const rule of RULES) {
+    if (!rule.anchor(out)) continue;
+    out = applyRule(rule, out, hits);
+  }
+  return out;
+}
+
+function applyRule(rule: Rule, text: string, hits: string[]): string {
+  return text.replace(rule.re, (...args: unknown[]) => {
+    const match = args[0] as string;
+    const groups = args[args.length - 1] as { pre?: string; secret: string };
+    if (rule.accept !== undefined && !rule.accept(groups.secret)) return match;
+    hits.push(rule.kind);
+    return (groups.pre ?? '') + redactedMarker(rule.kind);
+  });
+}
+
+function walk(value: unknown, hits: string[]): unknown {
+  if (typeof value === 'string') return redactInto(value, hits);
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      const next = walk(item, hits);
+      if (next !== item) {
+        copy ??= value.slice();
+        copy[i] = next;
+      }
+    }
+    return copy ?? value;
+  }
+  const obj = value as Record<string, unknown>;
+  const keys = Object.keys(obj);
+  let changed = false;
+  const entries: [string, unknown][] = new Array(keys.length);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    const member = obj[key];
+    const newKey = redactInto(key, hits);
+    const next = redactMember(key, member, hits);
+    if (newKey !== key || next !== member) changed = true;
+    entries[i] = [newKey, next];
+  }
+  if (!changed) return obj;
+  const out: Record<string, unknown> = {};
+  // defineProperty, not assignment: a JSON key "__proto__" must stay a plain member.
+  for (const [key, member] of entries) {
+    Object.defineProperty(out, key, { value: member, enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+/** A header-like key (`authorization`, `x-api-key`, ...) makes its whole string value a secret. */
+function redactMember(key: string, member: unknown, hits: string[]): unknown {
+  if (typeof member === 'string' && member !== '' && key.length <= 19) {
+    const kind = SECRET_KEYS.get(key.toLowerCase());
+    if (kind !== undefined && !member.startsWith('[redacted:')) {
+      hits.push(kind);
+      return redactedMarker(kind);
+    }
+  }
+  return walk(member, hits);
+}

@@ -1,0 +1,142 @@
+/**
+ * An open session log, held by its one writer. Made by `LogStore.open`; the lock, the torn-tail
+ * repair and the reading happen there. Appends are redacted, numbered, serialised once and queued;
+ * `sync()` makes them durable (group commit, see group-commit.ts).
+ */
+import type { FileHandle } from 'node:fs/promises';
+import { ProxyError } from '../core/errors.js';
+import type { EventBody, LogEvent } from '../core/events.js';
+import { GroupCommitWriter } from './group-commit.js';
+import type { FileLock } from './lock.js';
+import { eventLine, type TornTail } from './log-line.js';
+import { redactDeep } from './redact.js';
+
+/** Called with the kinds removed from an event before it was written (for metrics). */
+export type RedactionListener = (session: string, seq: number, hits: string[]) => void;
+
+export interface SessionLogParts {
+  id: string;
+  file: string;
+  fh: FileHandle;
+  lock: FileLock;
+  events: LogEvent[];
+  offsets: number[];
+  /** File length after any repair. */
+  size: number;
+  repaired: TornTail | undefined;
+  /** Seq of the last line in the file; 0 for an empty file. */
+  lastSeq: number;
+  onRedact: RedactionListener | undefined;
+  /** Called once on close, after the lock is released (the store's in-process guard). */
+  onClose: () => void;
+}
+
+export class SessionLog {
+  readonly id: string;
+  readonly file: string;
+  /** The torn tail cut off when this log was opened, if there was one. */
+  readonly repaired: TornTail | undefined;
+  readonly #events: LogEvent[];
+  readonly #offsets: number[];
+  readonly #writer: GroupCommitWriter;
+  readonly #fh: FileHandle;
+  readonly #lock: FileLock;
+  readonly #onRedact: RedactionListener | undefined;
+  readonly #onClose: () => void;
+  #lastSeq: number;
+  #closing: Promise<void> | undefined;
+
+  /** Use `LogStore.open`. */
+  constructor(parts: SessionLogParts) {
+    this.id = parts.id;
+    this.file = parts.file;
+    this.repaired = parts.repaired;
+    this.#events = parts.events;
+    this.#offsets = parts.offsets;
+    this.#fh = parts.fh;
+    this.#lock = parts.lock;
+    this.#lastSeq = parts.lastSeq;
+    this.#onRedact = parts.onRedact;
+    this.#onClose = parts.onClose;
+    this.#writer = new GroupCommitWriter(parts.fh, parts.size);
+  }
+
+  /**
+   * Every event read on open (from the open's offset, if one was given) followed by every event
+   * appended since, in seq order. Read-only: events are shared, not copied.
+   */
+  get events(): readonly LogEvent[] {
+    return this.#events;
+  }
+
+  /** Seq of the last event (appended or read); 0 for an empty log. */
+  get lastSeq(): number {
+    return this.#lastSeq;
+  }
+
+  /** Byte length of the file once every queued append is written. */
+  get size(): number {
+    return this.#writer.end;
+  }
+
+  /**
+   * Redacts the body, gives it the next seq and `ts`, serialises it as one line (`seq`, `ts`,
+   * `type`, then the body's fields) and queues the write. Returns at once with the event as
+   * written, redacted. The body must not be changed afterwards (it may be shared with the event).
+   * Throws if the log is closed or an earlier write failed.
+   */
+  append(body: EventBody, ts: string): LogEvent {
+    if (this.#closing !== undefined) throw new ProxyError('internal_error', { detail: `append to closed log ${this.file}` });
+    const writeError = this.#writer.error;
+    if (writeError !== undefined) throw writeError;
+    const seq = this.#lastSeq + 1;
+    const { value, hits } = redactDeep(body);
+    const { event, line } = eventLine(value, seq, ts);
+    const offset = this.#writer.end;
+    this.#writer.write(Buffer.from(line, 'utf8'));
+    this.#lastSeq = seq;
+    this.#events.push(event);
+    this.#offsets.push(offset);
+    if (hits.length > 0) this.#onRedact?.(this.id, seq, hits);
+    return event;
+  }
+
+  /** Resolves when every event appended before the call is on disk; rejects on a write error. */
+  sync(): Promise<void> {
+    return this.#writer.sync();
+  }
+
+  /** Byte offset of the line holding `seq`, if this log has it in memory. */
+  offsetOf(seq: number): number | undefined {
+    const first = this.#events[0]?.seq;
+    if (first === undefined || !Number.isInteger(seq)) return undefined;
+    return this.#offsets[seq - first];
+  }
+
+  /**
+   * Waits for every queued append to be durable, then closes the file and releases the lock.
+   * Rejects with a write error if there was one (the lock is released all the same). Idempotent.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    let failure: unknown;
+    try {
+      await this.#writer.sync();
+    } catch (err) {
+      failure = err;
+    }
+    await this.#writer.idle();
+    await this.#fh.close().catch((err: unknown) => {
+      failure ??= err;
+    });
+    await this.#lock.release().catch((err: unknown) => {
+      failure ??= err;
+    });
+    this.#onClose();
+    if (failure !== undefined) throw failure;
+  }
+}

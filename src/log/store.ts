@@ -1,0 +1,217 @@
+/**
+ * The file backend of the log (DESIGN section 3). Layout under the data directory:
+ *
+ *   sessions/<id>.jsonl     one event per line, append-only
+ *   sessions/<id>.lock      the writer's pid while a SessionLog is open
+ *   sessions/<id>.idx.json  optional sidecar (the start tracker's index), replaced atomically
+ *
+ * One writer per session: in this process, opening an id that is already open is `log_locked`
+ * naming this process (one owner, one close; share the SessionLog instead); across processes the
+ * lock file decides (lock.ts). Readers (`read`, or `readLog` on `file(id)`) take no lock.
+ */
+import { mkdir, open, readdir, readFile, rename, stat, truncate, unlink, writeFile, type FileHandle } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { ProxyError } from '../core/errors.js';
+import { acquireLock, type FileLock } from './lock.js';
+import { readEventBefore, readLog, type LogRead, type ReadOptions } from './reader.js';
+import { SessionLog, type RedactionListener } from './session-log.js';
+
+// The writer is built here; callers name its type from the store they got it from.
+export { SessionLog, type RedactionListener };
+export type { TornTail } from './log-line.js';
+
+export interface OpenOptions {
+  /** Create the log if it does not exist; otherwise a missing log is `session_not_found`. */
+  create: boolean;
+  /**
+   * Read events from this byte offset (a line start, e.g. the start tracker's) instead of the
+   * start. The file is still read to its end, for the last seq and the torn-tail check.
+   */
+  fromOffset?: number;
+  /** 1-based line number at `fromOffset`, if known (for error messages). */
+  fromLine?: number;
+}
+
+export interface StoreOptions {
+  onRedact?: RedactionListener;
+}
+
+/** Ids are file names: letters, digits, `.`, `_`, `-`, not starting with a dot. */
+const ID_RE = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/;
+
+/** Files open for writing in this process, by absolute path. Module-wide: two stores on one dir share it. */
+const openHere = new Set<string>();
+
+let tmpCounter = 0;
+
+export class LogStore {
+  readonly dir: string;
+  readonly #onRedact: RedactionListener | undefined;
+
+  constructor(dataDir: string, opts: StoreOptions = {}) {
+    this.dir = resolve(dataDir, 'sessions');
+    this.#onRedact = opts.onRedact;
+  }
+
+  file(id: string): string {
+    return join(this.dir, `${checkId(id)}.jsonl`);
+  }
+
+  lockFile(id: string): string {
+    return join(this.dir, `${checkId(id)}.lock`);
+  }
+
+  indexFile(id: string): string {
+    return join(this.dir, `${checkId(id)}.idx.json`);
+  }
+
+  /** Ids of every session log, sorted. */
+  async listSessions(): Promise<string[]> {
+    let names: string[];
+    try {
+      names = await readdir(this.dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw err;
+    }
+    return names
+      .filter((n) => n.endsWith('.jsonl'))
+      .map((n) => n.slice(0, -'.jsonl'.length))
+      .filter((id) => ID_RE.test(id))
+      .sort();
+  }
+
+  async exists(id: string): Promise<boolean> {
+    try {
+      return (await stat(this.file(id))).isFile();
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw err;
+    }
+  }
+
+  /** Reads a log without the lock (replay, the CLI); never repairs. */
+  read(id: string, opts: ReadOptions = {}): Promise<LogRead> {
+    return readLog(this.file(id), opts);
+  }
+
+  /**
+   * Opens a log for writing: takes the lock, reads it (from `fromOffset` if given), cuts off a
+   * torn last line (reported in `repaired`), and returns the one writer. A malformed line that is
+   * not the last is `log_malformed` and the file is left as it was.
+   */
+  async open(id: string, opts: OpenOptions): Promise<SessionLog> {
+    const file = this.file(id);
+    if (openHere.has(file)) throw new ProxyError('log_locked', { file, pid: process.pid });
+    openHere.add(file);
+    let lock: FileLock | undefined;
+    let fh: FileHandle | undefined;
+    try {
+      if (!opts.create && !(await this.exists(id))) {
+        throw new ProxyError('session_not_found', { session: id, dir: this.dir });
+      }
+      await mkdir(this.dir, { recursive: true });
+      lock = await acquireLock(this.lockFile(id), file);
+      const created = await createIfMissing(file);
+      if (created) await syncDir(this.dir);
+      const read = await readLog(file, readOptions(opts));
+      if (read.torn !== undefined) {
+        await truncate(file, read.torn.offset);
+      }
+      fh = await open(file, 'a');
+      // Make the repair durable before anything is appended after it.
+      if (read.torn !== undefined) await fh.datasync();
+      const last = read.events.at(-1);
+      return new SessionLog({
+        id,
+        file,
+        fh,
+        lock,
+        events: read.events,
+        offsets: read.offsets,
+        size: read.end,
+        repaired: read.torn,
+        // Opened from an offset at the end of the file, no event was read: ask the line before it.
+        lastSeq: last?.seq ?? (await readEventBefore(file, read.end))?.seq ?? 0,
+        onRedact: this.#onRedact,
+        onClose: () => openHere.delete(file),
+      });
+    } catch (err) {
+      await fh?.close().catch(() => undefined);
+      await lock?.release().catch(() => undefined);
+      openHere.delete(file);
+      throw err;
+    }
+  }
+
+  /** The sidecar index, or undefined if there is none. Throws if it is not valid JSON. */
+  async readIndex<T = unknown>(id: string): Promise<T | undefined> {
+    const file = this.indexFile(id);
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
+    try {
+      return JSON.parse(text) as T;
+    } catch (err) {
+      throw new ProxyError('log_malformed', { file, line: 1, detail: `not valid JSON (${(err as Error).message})` });
+    }
+  }
+
+  /** Replaces the sidecar index atomically (temp file, fsync, rename). Meant for the lock holder. */
+  async writeIndex(id: string, value: unknown): Promise<void> {
+    const file = this.indexFile(id);
+    await mkdir(this.dir, { recursive: true });
+    const tmp = `${file}.tmp-${process.pid}-${tmpCounter++}`;
+    try {
+      const fh = await open(tmp, 'w');
+      try {
+        await fh.writeFile(JSON.stringify(value), 'utf8');
+        await fh.datasync();
+      } finally {
+        await fh.close();
+      }
+      await rename(tmp, file);
+    } catch (err) {
+      await unlink(tmp).catch(() => undefined);
+      throw err;
+    }
+  }
+}
+
+function checkId(id: string): string {
+  if (!ID_RE.test(id)) {
+    throw new ProxyError('bad_argument', { detail: `invalid session id ${JSON.stringify(id)}: use letters, digits, ".", "_", "-"` });
+  }
+  return id;
+}
+
+function readOptions(opts: OpenOptions): ReadOptions {
+  const out: ReadOptions = {};
+  if (opts.fromOffset !== undefined) out.fromOffset = opts.fromOffset;
+  if (opts.fromLine !== undefined) out.fromLine = opts.fromLine;
+  return out;
+}
+
+async function createIfMissing(file: string): Promise<boolean> {
+  try {
+    await writeFile(file, '', { flag: 'wx' });
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  }
+}
+
+/** A new file's directory entry is durable only once the directory is synced. */
+async function syncDir(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}

@@ -1,0 +1,85 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { isProxyError } from '../../src/core/errors.js';
+import { LogStore } from '../../src/log/store.js';
+import { Child, requireDist, tempDir } from './helpers.js';
+
+let dir: string;
+let cleanup: () => Promise<void>;
+const children: Child[] = [];
+beforeAll(requireDist);
+beforeEach(async () => {
+  ({ dir, cleanup } = await tempDir());
+});
+afterEach(async () => {
+  await Promise.all(children.splice(0).map((c) => c.kill()));
+  await cleanup();
+});
+
+/** A pid that surely belongs to no process: a child that has exited and been reaped. */
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', '']);
+  await once(child, 'exit');
+  return child.pid!;
+}
+
+describe('the lock file', () => {
+  it('a second process cannot open a locked session; once it dies the lock is taken over', async () => {
+    const store = new LogStore(dir);
+    const holder = new Child('hold-lock.mjs', [dir, 'shared']);
+    children.push(holder);
+    await holder.waitFor((l) => l.startsWith('ready '));
+    expect(await readFile(store.lockFile('shared'), 'utf8')).toBe(`${holder.pid}\n`);
+
+    let err: unknown;
+    try {
+      await store.open('shared', { create: false });
+    } catch (e) {
+      err = e;
+    }
+    expect(isProxyError(err) && err.code).toBe('log_locked');
+    expect((err as Error).message).toBe(`${store.file('shared')}: the session is locked by process ${holder.pid}.`);
+
+    // Readers need no lock.
+    expect((await store.read('shared')).events).toHaveLength(1);
+
+    await holder.kill();
+    const log = await store.open('shared', { create: false });
+    expect(await readFile(store.lockFile('shared'), 'utf8')).toBe(`${process.pid}\n`);
+    expect(log.lastSeq).toBe(1);
+    await log.close();
+    expect(existsSync(store.lockFile('shared'))).toBe(false);
+  });
+
+  it('a lock left by a dead pid is stale and taken over', async () => {
+    const store = new LogStore(dir);
+    await mkdir(store.dir, { recursive: true });
+    const pid = await deadPid();
+    await writeFile(store.lockFile('stale'), `${pid}\n`);
+    const log = await store.open('stale', { create: true });
+    expect(await readFile(store.lockFile('stale'), 'utf8')).toBe(`${process.pid}\n`);
+    await log.close();
+    expect(existsSync(store.lockFile('stale'))).toBe(false);
+  });
+
+  it('an empty lock (a writer that died between create and write) is stale after a grace period', async () => {
+    const store = new LogStore(dir);
+    await mkdir(store.dir, { recursive: true });
+    await writeFile(store.lockFile('empty'), '');
+    const log = await store.open('empty', { create: true });
+    expect(await readFile(store.lockFile('empty'), 'utf8')).toBe(`${process.pid}\n`);
+    await log.close();
+  });
+
+  it('a live foreign pid in the lock is log_locked even without a writer behind it', async () => {
+    const store = new LogStore(dir);
+    await mkdir(store.dir, { recursive: true });
+    // pid 1 is always alive (init, or the container's first process).
+    await writeFile(store.lockFile('live'), '1\n');
+    await expect(store.open('live', { create: true })).rejects.toThrow(/locked by process 1\./);
+    expect(await readFile(store.lockFile('live'), 'utf8')).toBe('1\n');
+  });
+});

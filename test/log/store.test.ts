@@ -1,0 +1,232 @@
+import { existsSync } from 'node:fs';
+import { open, readdir, readFile, writeFile } from 'node:fs/promises';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { EventBody } from '../../src/core/events.js';
+import { isProxyError } from '../../src/core/errors.js';
+import { LogStore } from '../../src/log/store.js';
+import { fakeCredentials } from './fake-credentials.js';
+import { TS, tempDir, userMsg } from './helpers.js';
+
+let dir: string;
+let cleanup: () => Promise<void>;
+beforeEach(async () => {
+  ({ dir, cleanup } = await tempDir());
+});
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await cleanup();
+});
+
+/** FileHandle's prototype, to count or fail its calls. */
+async function fileHandleProto(): Promise<{ write: unknown; datasync: unknown }> {
+  const fh = await open(new URL(import.meta.url), 'r');
+  await fh.close();
+  return Object.getPrototypeOf(fh) as { write: unknown; datasync: unknown };
+}
+
+async function rejection(p: Promise<unknown>): Promise<Error & { code?: string }> {
+  try {
+    await p;
+  } catch (err) {
+    return err as Error & { code?: string };
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('LogStore / SessionLog', () => {
+  it('appends, syncs and reads back after reopening', async () => {
+    const store = new LogStore(dir);
+    const log = await store.open('s1', { create: true });
+    expect(log.lastSeq).toBe(0);
+    expect(log.events).toEqual([]);
+    const a = log.append(userMsg('one'), TS);
+    const b = log.append({ type: 'catalog', tools: [] }, TS);
+    const c = log.append(userMsg('three'), TS);
+    expect([a.seq, b.seq, c.seq]).toEqual([1, 2, 3]);
+    await log.sync();
+    await log.close();
+
+    const again = await store.open('s1', { create: false });
+    expect(again.repaired).toBeUndefined();
+    expect(again.events).toEqual([a, b, c]);
+    expect(again.lastSeq).toBe(3);
+    expect(again.append(userMsg('four'), TS).seq).toBe(4);
+    await again.close();
+    expect((await store.read('s1')).events.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+    expect(await store.listSessions()).toEqual(['s1']);
+    expect(await store.exists('s1')).toBe(true);
+    expect(await store.exists('s2')).toBe(false);
+  });
+
+  it('writes seq, ts, type first, then the body in its own order', async () => {
+    const store = new LogStore(dir);
+    const log = await store.open('order', { create: true });
+    // type last in the body, and a stray seq that must not win.
+    const body = { msg: { role: 'user', content: 'x' }, seq: 99, type: 'client.msg' } as unknown as EventBody;
+    const ev = log.append(body, TS);
+    await log.close();
+    const raw = await readFile(store.file('order'), 'utf8');
+    expect(raw).toBe(`{"seq":1,"ts":"${TS}","type":"client.msg","msg":{"role":"user","content":"x"}}\n`);
+    expect(Object.keys(ev)).toEqual(['seq', 'ts', 'type', 'msg']);
+  });
+
+  it('redacts before writing: the secret never reaches the disk', async () => {
+    const onRedact = vi.fn();
+    const store = new LogStore(dir, { onRedact });
+    const creds = fakeCredentials(3);
+    const gh = creds.find((c) => c.kind === 'github')!;
+    const ant = creds.find((c) => c.kind === 'anthropic')!;
+    const log = await store.open('secret', { create: true });
+    const ev = log.append(userMsg(`my token is ${gh.text} and ${ant.text}`), TS);
+    await log.sync();
+    const raw = await readFile(store.file('secret'));
+    expect(raw.includes(gh.core)).toBe(false);
+    expect(raw.includes(ant.core)).toBe(false);
+    expect(raw.toString()).toContain('my token is [redacted:github] and [redacted:anthropic]');
+    expect(ev.type === 'client.msg' && ev.msg.content).toBe('my token is [redacted:github] and [redacted:anthropic]');
+    expect(onRedact).toHaveBeenCalledWith('secret', 1, ['anthropic', 'github']);
+    await log.close();
+  });
+
+  it('group commit: 100 concurrent appends and syncs share a few fsyncs, lines in order', async () => {
+    const proto = await fileHandleProto();
+    const store = new LogStore(dir);
+    const log = await store.open('gc', { create: true });
+    const datasync = vi.spyOn(proto as { datasync: () => Promise<void> }, 'datasync');
+    const write = vi.spyOn(proto as { write: () => Promise<unknown> }, 'write');
+    const seqs = await Promise.all(
+      Array.from({ length: 100 }, async (_, i) => {
+        const ev = log.append(userMsg(`m${i}`), TS);
+        await log.sync();
+        return ev.seq;
+      }),
+    );
+    expect(seqs).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+    expect(datasync.mock.calls.length).toBeGreaterThanOrEqual(1);
+    expect(datasync.mock.calls.length).toBeLessThanOrEqual(3);
+    expect(write.mock.calls.length).toBeGreaterThanOrEqual(1);
+    expect(write.mock.calls.length).toBeLessThanOrEqual(3);
+    await log.close();
+    const lines = (await readFile(store.file('gc'), 'utf8')).trimEnd().split('\n');
+    expect(lines).toHaveLength(100);
+    lines.forEach((line, i) => {
+      expect(JSON.parse(line)).toMatchObject({ seq: i + 1, msg: { content: `m${i}` } });
+    });
+  });
+
+  it('an append made right after a sync resolves is still written (no stall)', async () => {
+    const store = new LogStore(dir);
+    const log = await store.open('seq', { create: true });
+    // Await sync() directly: any extra hop would hide the stall this reproduces.
+    const loop = async (): Promise<void> => {
+      for (let i = 0; i < 50; i++) {
+        log.append(userMsg(`m${i}`), TS);
+        await log.sync();
+      }
+    };
+    let timer: NodeJS.Timeout | undefined;
+    const stalled = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`stalled after ${log.lastSeq} appends`)), 3000);
+    });
+    await Promise.race([loop(), stalled]).finally(() => clearTimeout(timer));
+    await log.close();
+    expect((await store.read('seq')).events).toHaveLength(50);
+  });
+
+  it('sync with nothing pending resolves at once; sync after close-time flush sees everything', async () => {
+    const store = new LogStore(dir);
+    const log = await store.open('idle', { create: true });
+    await log.sync();
+    log.append(userMsg('a'), TS);
+    await log.close();
+    expect((await store.read('idle')).events).toHaveLength(1);
+    expect(() => log.append(userMsg('b'), TS)).toThrow(/closed/);
+  });
+
+  it('a write error surfaces on the next sync and poisons the log', async () => {
+    const proto = await fileHandleProto();
+    const store = new LogStore(dir);
+    const log = await store.open('eio', { create: true });
+    const eio = Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' });
+    vi.spyOn(proto as { write: () => Promise<unknown> }, 'write').mockRejectedValueOnce(eio);
+    log.append(userMsg('lost'), TS);
+    expect(await rejection(log.sync())).toBe(eio);
+    expect(await rejection(log.sync())).toBe(eio);
+    expect(() => log.append(userMsg('after'), TS)).toThrow(eio);
+    expect(await rejection(log.close())).toBe(eio);
+    // The lock is released all the same.
+    expect(existsSync(store.lockFile('eio'))).toBe(false);
+    const again = await store.open('eio', { create: false });
+    expect(again.lastSeq).toBe(0);
+    await again.close();
+  });
+
+  it('tracks byte offsets and opens from an offset', async () => {
+    const store = new LogStore(dir);
+    const log = await store.open('off', { create: true });
+    for (let i = 0; i < 10; i++) log.append(userMsg(`message ${i}`), TS);
+    const off6 = log.offsetOf(6)!;
+    const end = log.size;
+    expect(log.offsetOf(1)).toBe(0);
+    expect(log.offsetOf(0)).toBeUndefined();
+    expect(log.offsetOf(11)).toBeUndefined();
+    await log.close();
+    const read = await store.read('off');
+    expect(read.offsets[5]).toBe(off6);
+    expect(read.end).toBe(end);
+
+    const tail = await store.open('off', { create: false, fromOffset: off6, fromLine: 6 });
+    expect(tail.events.map((e) => e.seq)).toEqual([6, 7, 8, 9, 10]);
+    expect(tail.offsetOf(6)).toBe(off6);
+    expect(tail.offsetOf(5)).toBeUndefined();
+    expect(tail.append(userMsg('eleven'), TS).seq).toBe(11);
+    expect(tail.offsetOf(11)).toBe(end);
+    await tail.close();
+
+    // From the very end: no event read, the last seq still known.
+    const size = (await store.read('off')).end;
+    const atEnd = await store.open('off', { create: false, fromOffset: size });
+    expect(atEnd.events).toEqual([]);
+    expect(atEnd.lastSeq).toBe(11);
+    await atEnd.close();
+
+    const err = await rejection(store.open('off', { create: false, fromOffset: off6 + 3 }));
+    expect(err.message).toContain('not the start of a line');
+    expect(existsSync(store.lockFile('off'))).toBe(false);
+  });
+
+  it('one writer per session in this process', async () => {
+    const store = new LogStore(dir);
+    const log = await store.open('one', { create: true });
+    const err = await rejection(new LogStore(dir).open('one', { create: true }));
+    expect(isProxyError(err) && err.code).toBe('log_locked');
+    expect(err.message).toContain(String(process.pid));
+    expect(await readFile(store.lockFile('one'), 'utf8')).toBe(`${process.pid}\n`);
+    await log.close();
+    expect(existsSync(store.lockFile('one'))).toBe(false);
+    const again = await store.open('one', { create: false });
+    await again.close();
+  });
+
+  it('refuses a missing session without create, and bad ids', async () => {
+    const store = new LogStore(dir);
+    const err = await rejection(store.open('nope', { create: false }));
+    expect(isProxyError(err) && err.code).toBe('session_not_found');
+    expect(existsSync(store.lockFile('nope'))).toBe(false);
+    expect(() => store.file('../etc/passwd')).toThrow(/invalid session id/);
+    expect(() => store.file('.hidden')).toThrow(/invalid session id/);
+    expect(await new LogStore(`${dir}/absent`).listSessions()).toEqual([]);
+  });
+
+  it('reads and replaces the index sidecar atomically', async () => {
+    const store = new LogStore(dir);
+    expect(await store.readIndex('ix')).toBeUndefined();
+    await store.writeIndex('ix', { start: { seq: 4, offset: 120 } });
+    await store.writeIndex('ix', { start: { seq: 9, offset: 800 } });
+    expect(await store.readIndex('ix')).toEqual({ start: { seq: 9, offset: 800 } });
+    expect((await readdir(store.dir)).sort()).toEqual(['ix.idx.json']);
+    await writeFile(store.indexFile('ix'), '{"start":');
+    const err = await rejection(store.readIndex('ix'));
+    expect(isProxyError(err) && err.code).toBe('log_malformed');
+  });
+});
