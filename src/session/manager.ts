@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { EventBody, LogEvent, Recipe } from '../core/events.js';
-import type { NeutralMessage, ToolSpec } from '../core/types.js';
+import type { NeutralMessage, NeutralRequest, ToolSpec } from '../core/types.js';
 import type { LogStore, SessionLog } from '../log/store.js';
 import { readLog } from '../log/reader.js';
 import { WindowState } from '../window/index.js';
@@ -39,13 +39,19 @@ export interface LiveSession {
   inFlightFrom: number | undefined;
   lastActive: number;
   tail: Promise<void>;
+  /** The last request built in this process, for cache-break attribution. */
+  previousRequest: NeutralRequest | undefined;
+  /** Prompt tokens the upstream reported for the last reply, for prefix reuse. */
+  previousPrompt: number | undefined;
 }
 
 export interface Turn {
   session: LiveSession;
   plan: Plan | { kind: 'new' };
   /** Append an event to the session's log and fold it into its window and view. */
-  append(body: EventBody): LogEvent;
+  append<B extends EventBody>(body: B): B & { seq: number; ts: string };
+  /** The events this turn appended so far. */
+  readonly appended: readonly LogEvent[];
   /** Let the session's next request run. */
   release(): void;
 }
@@ -225,13 +231,16 @@ export class SessionManager {
 
   #turn(session: LiveSession, plan: Turn['plan'], release: () => void): Turn {
     let released = false;
+    const appended: LogEvent[] = [];
     return {
       session,
       plan,
-      append: (body) => {
-        const event = session.log.append(body, this.#now().toISOString());
-        session.window.apply(event);
-        session.view.apply(event);
+      appended,
+      append: <B extends EventBody>(body: B) => {
+        const event = session.log.append(body, this.#now().toISOString()) as unknown as B & { seq: number; ts: string };
+        appended.push(event as LogEvent);
+        session.window.apply(event as LogEvent);
+        session.view.apply(event as LogEvent);
         session.lastActive = this.#now().getTime();
         return event;
       },
@@ -288,6 +297,7 @@ export class SessionManager {
     const session: LiveSession = {
       id, log, window: new WindowState(), view: new ClientView(), explicitIds: [],
       catalogCanonical: catalogCanonical([]), inFlightFrom: undefined, lastActive: this.#now().getTime(), tail: Promise.resolve(),
+      previousRequest: undefined, previousPrompt: undefined,
     };
     this.#live.set(id, session);
     return session;

@@ -1,0 +1,48 @@
+/**
+ * `proxy serve [--config PATH] [--port N] [--host H] [--data-dir DIR]`: load config, start the
+ * built-in simulator when a route uses it, open the session store, and serve.
+ */
+import { loadConfig } from '../config/load.js';
+import { withSimulator } from '../config/routes.js';
+import { startProxy } from '../proxy/server.js';
+import { createSim } from '../sim/server.js';
+import { intArg, parse } from './args.js';
+
+const HELP = 'usage: proxy serve [--config PATH] [--port N] [--host H] [--data-dir DIR]';
+
+export async function serveCommand(args: string[]): Promise<number> {
+  const { values } = parse(args, {
+    config: { type: 'string' },
+    port: { type: 'string' },
+    host: { type: 'string' },
+    'data-dir': { type: 'string' },
+  }, HELP);
+  if (values.help === true) {
+    process.stdout.write(HELP + '\n');
+    return 0;
+  }
+  let config = loadConfig({
+    path: values.config,
+    env: process.env,
+    overrides: {
+      ...(values.port === undefined ? {} : { port: values.port === '0' ? 0 : intArg('--port', values.port) }),
+      ...(values.host === undefined ? {} : { host: values.host }),
+      ...(values['data-dir'] === undefined ? {} : { dataDir: values['data-dir'] }),
+    },
+  });
+  const sim = Object.values(config.providers).some((p) => p.builtinSim) ? await createSim({ port: 0, host: '127.0.0.1' }) : undefined;
+  if (sim !== undefined) config = withSimulator(config, sim.url);
+  const proxy = await startProxy(config);
+  process.stdout.write(`${config.describe()}\n\nprefix-proxy listening on ${proxy.url}/v1\n`);
+  if (sim !== undefined) process.stdout.write(`built-in simulator at ${sim.url} (models sim/<any-name>)\n`);
+  process.stdout.write('add a provider: export OPENAI_API_KEY=... (or OPENROUTER_API_KEY, ...), or copy config.example.toml to config.toml\n');
+
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  await proxy.close();
+  await sim?.close();
+  return 0;
+}

@@ -1,0 +1,73 @@
+/**
+ * The fastify app: routes, the JSON body parser with OpenAI-shaped errors, the error handler.
+ * Built from its parts so tests can start it on port 0 with their own store and simulator.
+ */
+import Fastify, { type FastifyInstance } from 'fastify';
+import { ProxyError, errorBody, isProxyError } from '../core/errors.js';
+import { listModels } from '../config/routes.js';
+import type { Config } from '../config/types.js';
+import type { Metrics } from '../metrics/registry.js';
+import type { SessionManager } from '../session/manager.js';
+import { handleChat } from './chat.js';
+import type { ImageStore } from './images.js';
+import type { Upstreams } from './upstream.js';
+
+export interface AppDeps {
+  config: Config;
+  sessions: SessionManager;
+  upstreams: Upstreams;
+  images: ImageStore;
+  metrics: Metrics;
+  now: () => Date;
+  logger?: boolean;
+}
+
+export function buildApp(deps: AppDeps): FastifyInstance {
+  const app = Fastify({ logger: deps.logger ?? false, bodyLimit: deps.config.bodyLimit, disableRequestLogging: true });
+
+  // Parse JSON ourselves: one parse, and an OpenAI-shaped 400 naming what was wrong.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
+    try {
+      done(null, JSON.parse(body as string) as unknown);
+    } catch (err) {
+      done(new ProxyError('invalid_json', { detail: (err as Error).message }), undefined);
+    }
+  });
+
+  app.setErrorHandler((err, _req, reply) => {
+    const proxyErr = toProxyError(err);
+    if (proxyErr.status >= 500) app.log.error(err);
+    void reply.status(proxyErr.status).send(errorBody(proxyErr));
+  });
+  app.setNotFoundHandler((req, reply) => {
+    const err = new ProxyError('invalid_request', { detail: `Unknown route ${req.method} ${req.url}. The proxy serves POST /v1/chat/completions, GET /v1/models, GET /healthz and GET /metrics.` });
+    void reply.status(404).send(errorBody(err));
+  });
+
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/v1/models', async () => ({
+    object: 'list',
+    data: listModels(deps.config).map((m) => ({ id: m.id, object: 'model', created: 0, owned_by: m.provider })),
+  }));
+  app.get('/metrics', async (_req, reply) => {
+    deps.metrics.activeSessions.set(deps.sessions.liveCount);
+    void reply.header('content-type', deps.metrics.registry.contentType);
+    return deps.metrics.registry.metrics();
+  });
+  app.post('/v1/chat/completions', (req, reply) => handleChat(req, reply, deps));
+  return app;
+}
+
+/** Fastify's own errors (body too large, bad content) become the table's codes. */
+function toProxyError(err: unknown): ProxyError {
+  if (isProxyError(err)) return err;
+  const code = (err as { code?: string }).code;
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ProxyError('body_too_large', { limit: String((err as { bodyLimit?: number }).bodyLimit ?? '') });
+  if (code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    return new ProxyError('invalid_json', { detail: (err as Error).message });
+  }
+  const status = (err as { statusCode?: number }).statusCode;
+  if (status !== undefined && status >= 400 && status < 500) return new ProxyError('invalid_request', { detail: (err as Error).message }, { status });
+  return new ProxyError('internal_error', { detail: err instanceof Error ? err.message : String(err) });
+}

@@ -1,0 +1,63 @@
+/**
+ * A reply's usage into the metrics: tokens, cost at the route's prices (the provider's own
+ * reported cost preferred), and prefix reuse against the predecessor's prompt. Unknown usage
+ * records nothing: it is not zero.
+ */
+import type { Route } from '../config/routes.js';
+import type { NeutralReply, Usage } from '../core/types.js';
+import type { Metrics } from '../metrics/registry.js';
+
+export interface CostSplit {
+  input: number;
+  cache_read: number;
+  cache_write: number;
+  output: number;
+}
+
+/** USD by kind at the route's prices; undefined without prices or without usage. */
+export function costOf(route: Pick<Route, 'price'>, usage: Usage | undefined): CostSplit | undefined {
+  const price = route.price;
+  if (price === undefined || usage?.prompt_tokens === undefined) return undefined;
+  const cached = usage.cached_tokens ?? 0;
+  const written = usage.cache_write_tokens ?? 0;
+  const written1h = Math.min(usage.cache_write_1h_tokens ?? 0, written);
+  const uncached = Math.max(0, usage.prompt_tokens - cached - written);
+  const perM = 1e-6;
+  return {
+    input: uncached * price.input * perM,
+    cache_read: cached * price.cache_read * perM,
+    cache_write: ((written - written1h) * price.cache_write + written1h * (price.cache_write_1h ?? price.cache_write)) * perM,
+    output: (usage.completion_tokens ?? 0) * price.output * perM,
+  };
+}
+
+export function recordReply(
+  metrics: Metrics,
+  labels: { provider: string; model: string },
+  route: Pick<Route, 'price'>,
+  reply: NeutralReply,
+  previousPrompt: number | undefined,
+): void {
+  const u = reply.usage;
+  if (u === undefined) return;
+  if (u.prompt_tokens !== undefined) metrics.promptTokens.inc(labels, u.prompt_tokens);
+  if (u.cached_tokens !== undefined) metrics.cachedPromptTokens.inc(labels, u.cached_tokens);
+  if (u.cache_write_tokens !== undefined) metrics.cacheWriteTokens.inc(labels, u.cache_write_tokens);
+  if (u.completion_tokens !== undefined) metrics.completionTokens.inc(labels, u.completion_tokens);
+  if (u.reasoning_tokens !== undefined) metrics.reasoningTokens.inc(labels, u.reasoning_tokens);
+  if (u.prompt_eval_ms !== undefined) metrics.promptEvalSeconds.observe(labels, u.prompt_eval_ms / 1000);
+  if (u.cached_tokens !== undefined && previousPrompt !== undefined && previousPrompt > 0) {
+    metrics.prefixReuse.observe(labels, Math.min(1, u.cached_tokens / previousPrompt));
+  }
+  const split = costOf(route, u);
+  if (split !== undefined) {
+    const total = split.input + split.cache_read + split.cache_write + split.output;
+    // The provider's own figure wins; the split keeps the priced proportions.
+    const scale = u.cost_usd !== undefined && total > 0 ? u.cost_usd / total : 1;
+    for (const kind of ['input', 'cache_read', 'cache_write', 'output'] as const) {
+      if (split[kind] > 0) metrics.cost.inc({ ...labels, kind }, split[kind] * scale);
+    }
+  } else if (u.cost_usd !== undefined && u.cost_usd > 0) {
+    metrics.cost.inc({ ...labels, kind: 'input' }, u.cost_usd);
+  }
+}

@@ -1,0 +1,42 @@
+/** Compose the proxy from config: store, sessions, upstream pools, metrics, app; listen. */
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../config/types.js';
+import { LogStore } from '../log/store.js';
+import { createMetrics, type Metrics } from '../metrics/registry.js';
+import { SessionManager } from '../session/manager.js';
+import { buildApp } from './app.js';
+import { ImageStore } from './images.js';
+import { Upstreams } from './upstream.js';
+
+export interface RunningProxy {
+  /** `http://host:port` (no `/v1`). */
+  url: string;
+  app: FastifyInstance;
+  sessions: SessionManager;
+  store: LogStore;
+  metrics: Metrics;
+  close(): Promise<void>;
+}
+
+export async function startProxy(config: Config, opts: { now?: () => Date; logger?: boolean } = {}): Promise<RunningProxy> {
+  const now = opts.now ?? (() => new Date());
+  const store = new LogStore(config.dataDir);
+  const sessions = new SessionManager(store, { now });
+  await sessions.init();
+  const upstreams = new Upstreams();
+  const metrics = createMetrics();
+  const app = buildApp({ config, sessions, upstreams, images: new ImageStore(config.dataDir), metrics, now, logger: opts.logger ?? false });
+  await app.listen({ host: config.listen.host, port: config.listen.port });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
+  const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
+  return {
+    url: `http://${host}:${port}`,
+    app, sessions, store, metrics,
+    async close() {
+      await app.close();
+      await upstreams.close();
+      await sessions.close();
+    },
+  };
+}
