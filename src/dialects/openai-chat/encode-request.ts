@@ -1,0 +1,119 @@
+/**
+ * NeutralRequest -> an openai-chat request. Every wire object is built in a fixed key order and
+ * serialised with JSON.stringify, which keeps insertion order: equal requests give equal bytes,
+ * whatever order the caller's objects hold their keys in. Tools are the exception on purpose:
+ * they go as the client first sent them (the frozen catalog), key order included.
+ */
+import type { DialectRoute, EncodedRequest, WireHints } from '../../core/route.js';
+import type { AssistantMessage, ContentPart, NeutralMessage, NeutralRequest, OpaqueBlock } from '../../core/types.js';
+import type { EncodeOptions } from '../types.js';
+import type { WireAssistantMessage, WireContentPart, WireMessage, WireToolCall } from './wire-types.js';
+
+export const CHAT_COMPLETIONS_PATH = '/chat/completions';
+
+export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: WireHints, opts: EncodeOptions): EncodedRequest {
+  const body: Record<string, unknown> = { model: req.model, messages: req.messages.map((m) => encodeMessage(m, route, opts)) };
+  // OpenAI refuses an empty tools array.
+  if (req.tools.length > 0) body.tools = req.tools;
+  const p = req.params;
+  if (p.tool_choice !== undefined) body.tool_choice = p.tool_choice;
+  if (p.parallel_tool_calls !== undefined) body.parallel_tool_calls = p.parallel_tool_calls;
+  if (p.temperature !== undefined) body.temperature = p.temperature;
+  if (p.top_p !== undefined) body.top_p = p.top_p;
+  if (p.max_tokens !== undefined) body[route.maxTokensField ?? 'max_tokens'] = p.max_tokens;
+  if (p.stop !== undefined) body.stop = p.stop;
+  if (p.seed !== undefined) body.seed = p.seed;
+  if (p.presence_penalty !== undefined) body.presence_penalty = p.presence_penalty;
+  if (p.frequency_penalty !== undefined) body.frequency_penalty = p.frequency_penalty;
+  if (p.response_format !== undefined) body.response_format = p.response_format;
+  if (p.reasoning_effort !== undefined) body.reasoning_effort = p.reasoning_effort;
+  if (hints.bodyKey && hints.sessionKey !== undefined) body.prompt_cache_key = hints.sessionKey;
+  // Top-level automatic caching, for routes that take it (OpenRouter to Claude); cache-hints decides.
+  if (hints.cacheControl !== undefined) {
+    body.cache_control = hints.cacheControl === '1h' ? { type: 'ephemeral', ttl: '1h' } : { type: 'ephemeral' };
+  }
+  if (opts.stream) {
+    body.stream = true;
+    body.stream_options = { include_usage: true };
+  }
+  return { path: CHAT_COMPLETIONS_PATH, headers: encodeHeaders(route, hints), body: JSON.stringify(body) };
+}
+
+/** Config headers, then the cache hints' affinity headers, then our content type (it always wins). */
+function encodeHeaders(route: DialectRoute, hints: WireHints): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const source of [route.headers, hints.headers]) {
+    for (const [name, value] of Object.entries(source)) {
+      if (name.toLowerCase() !== 'content-type') headers[name] = value;
+    }
+  }
+  headers['content-type'] = 'application/json';
+  return headers;
+}
+
+export function encodeMessage(m: NeutralMessage, route: DialectRoute, opts: EncodeOptions): WireMessage {
+  switch (m.role) {
+    case 'system':
+      return { role: 'system', content: m.content };
+    case 'user':
+      return { role: 'user', content: typeof m.content === 'string' ? m.content : m.content.map((part) => encodePart(part, opts)) };
+    case 'assistant':
+      return encodeAssistant(m, route);
+    case 'tool':
+      return { role: 'tool', tool_call_id: m.tool_call_id, content: m.content };
+  }
+}
+
+function encodePart(part: ContentPart, opts: EncodeOptions): WireContentPart {
+  if (part.type === 'text') return { type: 'text', text: part.text };
+  const image = opts.resolveImage(part.sha256);
+  const url = `data:${image.mime};base64,${image.base64}`;
+  return { type: 'image_url', image_url: part.detail === undefined ? { url } : { url, detail: part.detail } };
+}
+
+/**
+ * Where an assistant turn's reasoning goes, first rule that applies:
+ * 1. it carries an `openrouter.reasoning_details` block: `reasoning_details` = the block's data,
+ *    unchanged, and no reasoning text beside it (OpenRouter's examples send it alone; this also
+ *    wins over rule 2: OpenRouter turns the details into what its upstream reads);
+ * 2. `route.reasoningOnToolTurns` and the turn has tool calls: `reasoning_content` = the thinking,
+ *    or "" when there is none (DeepSeek answers 400 when it is missing on a tool-call turn);
+ * 3. `route.reasoningOut`: the thinking, when there is some, as `reasoning_content` or
+ *    `reasoning`, or not at all (`none`).
+ * Gemini thought signatures go on the calls they came with (`before_call` = that call's index).
+ * Blocks of other kinds are not this wire's and are left out; the window already dropped blocks
+ * of other origins.
+ */
+function encodeAssistant(m: AssistantMessage, route: DialectRoute): WireAssistantMessage {
+  const calls = m.tool_calls ?? [];
+  const blocks = m.blocks ?? [];
+  const details = blocks.find((b) => b.kind === 'openrouter.reasoning_details');
+  const thinking = m.thinking !== undefined && m.thinking.length > 0 ? m.thinking : undefined;
+
+  // OpenAI wants null beside tool calls; a turn with neither content nor calls gets "" (never null).
+  const content = m.content !== null && m.content.length > 0 ? m.content : calls.length > 0 ? null : '';
+  const out: WireAssistantMessage = { role: 'assistant', content };
+  if (details !== undefined) {
+    out.reasoning_details = details.data;
+  } else if (route.reasoningOnToolTurns && calls.length > 0) {
+    out.reasoning_content = thinking ?? '';
+  } else if (thinking !== undefined && route.reasoningOut !== 'none') {
+    out[route.reasoningOut] = thinking;
+  }
+  if (calls.length > 0) out.tool_calls = encodeToolCalls(m, blocks);
+  return out;
+}
+
+function encodeToolCalls(m: AssistantMessage, blocks: readonly OpaqueBlock[]): WireToolCall[] {
+  const calls: WireToolCall[] = (m.tool_calls ?? []).map((c) => ({
+    id: c.id,
+    type: 'function',
+    function: { name: c.name, arguments: c.arguments },
+  }));
+  for (const block of blocks) {
+    if (block.kind !== 'gemini.thought_signature' || block.before_call === undefined) continue;
+    const call = calls[block.before_call];
+    if (call !== undefined) call.extra_content = { google: { thought_signature: block.data } };
+  }
+  return calls;
+}

@@ -1,0 +1,22 @@
+/**
+ * The one table of dialects, by wire format. Adding a dialect is its folder plus one line here;
+ * nothing outside a dialect tests a wire format's name.
+ */
+import { ProxyError } from '../core/errors.js';
+import type { WireFormat } from '../core/route.js';
+import { openaiChat } from './openai-chat/index.js';
+import type { Dialect } from './types.js';
+
+export const DIALECTS: Readonly<Record<WireFormat, Dialect | undefined>> = {
+  'openai-chat': openaiChat,
+  'anthropic-messages': undefined,
+  'ollama-chat': undefined,
+  'openai-responses': undefined,
+};
+
+/** The dialect for a wire format; `internal_error` for one not built yet (config should refuse it first). */
+export function dialectFor(wire: WireFormat): Dialect {
+  const dialect = DIALECTS[wire];
+  if (dialect === undefined) throw new ProxyError('internal_error', { detail: `no dialect speaks the "${wire}" wire format yet` });
+  return dialect;
+}

@@ -1,0 +1,71 @@
+/**
+ * What every dialect (one per wire format) offers the proxy, and the neutral stream delta it
+ * decodes an upstream stream into. Wire shapes stay inside each dialect's `wire-types.ts`.
+ */
+import type { FinishReason, NeutralReply, NeutralRequest, Usage } from '../core/types.js';
+import type { DialectRoute, EncodedRequest, WireFormat, WireHints } from '../core/route.js';
+import type { Framing, StreamEvent } from './stream-decoder.js';
+
+export interface ResolvedImage {
+  mime: string;
+  base64: string;
+}
+
+export interface EncodeOptions {
+  stream: boolean;
+  /** Reads an image from the blob store by its SHA-256 (the window's messages hold no pixels). */
+  resolveImage: (sha256: string) => ResolvedImage;
+}
+
+/** An upstream error, read from an HTTP error body or from an error event in a stream. */
+export interface UpstreamError {
+  message: string;
+  /** The provider's error type (`invalid_request_error`, ...), when it gave one. */
+  type?: string;
+  /** The provider's error code as text (`context_length_exceeded`, `429`, ...), when it gave one. */
+  code?: string;
+  /** The prompt did not fit the model's context: the proxy answers `context_length_exceeded`. */
+  contextOverflow: boolean;
+}
+
+/**
+ * One piece of a streamed reply, in the order the upstream sent it. Tool-call `index` is the call's
+ * position in the assembled reply's `tool_calls` (dense, from 0, in order of first appearance),
+ * whatever index the upstream used. A call's `tool_call_start` comes before any of its arguments.
+ */
+export type StreamDelta =
+  | { type: 'content'; text: string }
+  | { type: 'thinking'; text: string }
+  | { type: 'tool_call_start'; index: number; id: string; name: string }
+  | { type: 'tool_call_args'; index: number; text: string }
+  | { type: 'finish'; reason: FinishReason }
+  /** Usage so far; some upstreams send it more than once, the last one holds. */
+  | { type: 'usage'; usage: Usage }
+  /** An error event from the upstream after the stream had started (HTTP status was already 200). */
+  | { type: 'error'; error: UpstreamError };
+
+export interface StreamDecoder {
+  /** Which event decoder (`createEventDecoder(framing)`) turns this upstream's bytes into events. */
+  framing: Framing;
+  onEvent(ev: StreamEvent): StreamDelta[];
+  /**
+   * The whole reply as `decodeReply` would give it for the same reply sent without streaming. After
+   * an error event without a finish reason, `finish_reason` is `'error'`.
+   */
+  finish(): NeutralReply;
+}
+
+export interface Dialect {
+  wire: WireFormat;
+  encodeRequest(req: NeutralRequest, route: DialectRoute, hints: WireHints, opts: EncodeOptions): EncodedRequest;
+  /** A 2xx JSON body -> reply. Throws `ProxyError` (`upstream_bad_reply`, or the error it holds). */
+  decodeReply(status: number, body: unknown, route: DialectRoute): NeutralReply;
+  createStreamDecoder(route: DialectRoute): StreamDecoder;
+  /** A non-2xx body (any text, JSON or not) -> the upstream's error, with context overflow recognised. */
+  decodeError(status: number, bodyText: string): UpstreamError;
+  /**
+   * The headers that carry a credential on this wire (`authorization: Bearer` here, `x-api-key`
+   * on Anthropic's). Kept apart from `encodeRequest` so the key never reaches the log or a digest.
+   */
+  authHeaders(apiKey: string): Record<string, string>;
+}
