@@ -27,9 +27,9 @@ export interface AgentOptions {
 }
 
 export interface AgentStep {
-  prompt_tokens: number | undefined;
-  cached_tokens: number | undefined;
-  completion_tokens: number | undefined;
+  prompt_tokens?: number;
+  cached_tokens?: number;
+  completion_tokens?: number;
   tool_calls: number;
 }
 

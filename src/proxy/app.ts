@@ -23,7 +23,7 @@ export interface AppDeps {
 }
 
 export function buildApp(deps: AppDeps): FastifyInstance {
-  const app = Fastify({ logger: deps.logger ?? false, bodyLimit: deps.config.bodyLimit, disableRequestLogging: true });
+  const app = Fastify({ logger: deps.logger ?? false, bodyLimit: deps.config.bodyLimit });
 
   // Parse JSON ourselves: one parse, and an OpenAI-shaped 400 naming what was wrong.
   app.removeAllContentTypeParsers();
