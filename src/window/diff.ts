@@ -1,0 +1,93 @@
+/**
+ * The first difference between two requests of a session, and its cause: what `proxy diff`
+ * prints and what cache-break attribution counts (DESIGN 4.5, section 8).
+ *
+ * Compared in the order a provider reads a prompt: the model (a cache is per model), the tools,
+ * the messages, then the parameters. `between` are the log events after the earlier request's
+ * `llm.req` and before the later one's; they make a cause certain where the messages alone
+ * cannot (a rewrite or summary looks like any other edit). Causes:
+ * - none: the later request's messages start with all of the earlier one's;
+ * - model_switch: another model, or the same messages with other opaque blocks (another origin);
+ * - tools: another catalog;
+ * - system: the leading system prompt changed (or a head system message arrived in between);
+ * - summary / client_rewrite: such an event came in between;
+ * - trim: a message became `[elided seq=N]` (or its results left with it);
+ * - params: the messages extend, the parameters differ.
+ * An earlier message that changed for none of these reasons is attributed to client_rewrite.
+ * Returns undefined when the two requests are equal.
+ */
+import { canonicalJson } from '../core/canonical.js';
+import type { BreakCause, LogEvent } from '../core/events.js';
+import type { NeutralMessage, NeutralRequest } from '../core/types.js';
+
+export interface Difference {
+  /** Message index, or -1 for model, tools and params. */
+  index: number;
+  /** `model`, `tools`, `params`, `messages` (one list is shorter) or `messages[i].<key>`. */
+  field: string;
+  cause: BreakCause;
+}
+
+const ELIDED = /^\[elided seq=\d+\]$/;
+
+export function firstDifference(prev: NeutralRequest, next: NeutralRequest, between: readonly LogEvent[] = []): Difference | undefined {
+  if (prev.model !== next.model) return { index: -1, field: 'model', cause: 'model_switch' };
+  if (canonicalJson(prev.tools) !== canonicalJson(next.tools)) return { index: -1, field: 'tools', cause: 'tools' };
+
+  const n = Math.min(prev.messages.length, next.messages.length);
+  for (let i = 0; i < n; i++) {
+    const a = prev.messages[i]!;
+    const b = next.messages[i]!;
+    if (a === b) continue;
+    const key = differingKey(a, b);
+    if (key === undefined) continue;
+    return { index: i, field: `messages[${i}].${key}`, cause: messageCause(a, b, i, key, between) };
+  }
+  if (next.messages.length < prev.messages.length) {
+    const dropped = prev.messages[n]!;
+    const cause = eventCause(between) ?? (dropped.role === 'tool' ? 'trim' : 'client_rewrite');
+    return { index: n, field: 'messages', cause };
+  }
+  if (canonicalJson(prev.params) !== canonicalJson(next.params)) return { index: -1, field: 'params', cause: 'params' };
+  if (next.messages.length > prev.messages.length) return { index: prev.messages.length, field: 'messages', cause: 'none' };
+  return undefined;
+}
+
+function messageCause(a: NeutralMessage, b: NeutralMessage, i: number, key: string, between: readonly LogEvent[]): BreakCause {
+  if (i === 0 && (a.role === 'system' || b.role === 'system')) return 'system';
+  // A placeholder appears only by elision, whatever else happened in between.
+  if (isElided(b) && !isElided(a)) return 'trim';
+  const fromEvents = eventCause(between);
+  if (fromEvents !== undefined) return fromEvents;
+  // A batch elided in this request loses its calls: the next message is one of its results.
+  if (a.role === 'tool' && b.role !== 'tool') return 'trim';
+  if (key === 'blocks') return 'model_switch';
+  if (between.some((e) => e.type === 'client.msg' && e.head === true)) return 'system';
+  return 'client_rewrite';
+}
+
+function eventCause(between: readonly LogEvent[]): BreakCause | undefined {
+  if (between.some((e) => e.type === 'summary.add' || e.type === 'summary.revoke')) return 'summary';
+  if (between.some((e) => e.type === 'client.rewrite')) return 'client_rewrite';
+  return undefined;
+}
+
+function isElided(m: NeutralMessage): boolean {
+  return (m.role === 'assistant' || m.role === 'tool') && typeof m.content === 'string' && ELIDED.test(m.content);
+}
+
+/** Keys in the order a reader looks at a message; any other key after these, sorted. */
+const KEY_ORDER = ['role', 'content', 'tool_call_id', 'tool_calls', 'thinking', 'blocks'];
+
+/** The first key whose canonical value differs; undefined if the messages are equal. */
+function differingKey(a: NeutralMessage, b: NeutralMessage): string | undefined {
+  if (a.role !== b.role) return 'role';
+  const ra = a as unknown as Record<string, unknown>;
+  const rb = b as unknown as Record<string, unknown>;
+  const others = [...new Set([...Object.keys(ra), ...Object.keys(rb)])].filter((k) => !KEY_ORDER.includes(k)).sort();
+  const keys = [...KEY_ORDER, ...others];
+  for (const key of keys) {
+    if (canonicalJson(ra[key] ?? null) !== canonicalJson(rb[key] ?? null)) return key;
+  }
+  return undefined;
+}

@@ -1,0 +1,129 @@
+/**
+ * One conversation entry of the window (a client message or a model reply) and its memoised
+ * renderings. Each variant a request may need (as logged, elided, with the blocks of one origin,
+ * with only its answered calls) is built once, with its canonical JSON text and its estimate, and
+ * reused by every later request: the upstream body is a concatenation of stored texts and the
+ * digest hashes only what is new (DESIGN section 12).
+ *
+ * Rendered messages are frozen: dialects and callers share them across requests.
+ */
+import { canonicalJson } from '../core/canonical.js';
+import { estimateMessageTokens } from '../core/estimate.js';
+import type { AssistantMessage, NeutralMessage, OpaqueBlock, Origin, ToolCall } from '../core/types.js';
+import { capToolResult } from './cap.js';
+
+export interface Rendered {
+  readonly msg: NeutralMessage;
+  /** canonicalJson(msg) */
+  readonly text: string;
+  /** estimateMessageTokens(msg) */
+  readonly est: number;
+}
+
+/** Work counters, for tests that hold `build` to O(new entries). */
+export interface WindowStats {
+  /** Entries visited by the builder's walk. */
+  walked: number;
+  /** Messages rendered and serialised (memo misses). */
+  rendered: number;
+}
+
+export function render(msg: NeutralMessage, stats: WindowStats): Rendered {
+  stats.rendered++;
+  return { msg: Object.freeze(msg), text: canonicalJson(msg), est: estimateMessageTokens(msg) };
+}
+
+export function elidedText(seq: number): string {
+  return `[elided seq=${seq}]`;
+}
+
+export function originKey(origin: Origin): string {
+  return `${origin.provider}\u0000${origin.model}`;
+}
+
+export class Entry {
+  readonly seq: number;
+  readonly source: NeutralMessage;
+  /** A head system message appended under the `append` policy. */
+  readonly headSystem: boolean;
+  readonly calls: readonly ToolCall[];
+  readonly blocks: readonly OpaqueBlock[];
+  /**
+   * Set when an event after this entry changed what came before it (an elision, a summary, a
+   * system or catalog change): its opaque blocks no longer match their prefix and stay out.
+   */
+  stale = false;
+  readonly #variants = new Map<string, Rendered>();
+
+  constructor(seq: number, source: NeutralMessage, headSystem = false) {
+    this.seq = seq;
+    this.source = source;
+    this.headSystem = headSystem;
+    this.calls = source.role === 'assistant' ? (source.tool_calls ?? []) : [];
+    this.blocks = source.role === 'assistant' ? (source.blocks ?? []) : [];
+  }
+
+  get role(): NeutralMessage['role'] {
+    return this.source.role;
+  }
+
+  /** The entry as the log holds it: a tool result capped, an assistant with every call, no blocks. */
+  plain(cap: number, stats: WindowStats): Rendered {
+    return this.#memo('p', stats, () => {
+      const src = this.source;
+      if (src.role === 'tool') return { role: 'tool', tool_call_id: src.tool_call_id, content: capToolResult(src.content, cap) };
+      if (src.role === 'assistant') return this.#assistant(this.calls, undefined);
+      return src.role === 'user' ? { role: 'user', content: src.content } : { role: 'system', content: src.content };
+    });
+  }
+
+  /** `[elided seq=N]` in place: a tool result keeps its call id; an assistant loses everything else. */
+  elided(stats: WindowStats): Rendered {
+    return this.#memo('e', stats, () => {
+      const src = this.source;
+      if (src.role === 'tool') return { role: 'tool', tool_call_id: src.tool_call_id, content: elidedText(this.seq) };
+      return { role: 'assistant', content: elidedText(this.seq) };
+    });
+  }
+
+  /** With the blocks made by `origin`; undefined when none of its blocks came from there. */
+  withBlocks(origin: Origin, key: string, stats: WindowStats): Rendered | undefined {
+    if (this.blocks.length === 0) return undefined;
+    const mine = this.blocks.filter((b) => b.origin.provider === origin.provider && b.origin.model === origin.model);
+    if (mine.length === 0) return undefined;
+    return this.#memo('b' + key, stats, () => this.#assistant(this.calls, mine));
+  }
+
+  /**
+   * With only the calls some tool result answers: providers reject an assistant tool call with no
+   * result after it. Blocks stay out: they were made with the calls the model really wrote.
+   */
+  withCalls(answered: ReadonlySet<string>, stats: WindowStats): Rendered {
+    const kept = this.calls.filter((c) => answered.has(c.id));
+    return this.#memo('c' + kept.map((c) => c.id).join('\u0000'), stats, () => this.#assistant(kept, undefined));
+  }
+
+  /** A recipe changed the result cap: capped renderings are rebuilt on next use. */
+  forgetCapped(): void {
+    if (this.source.role === 'tool') this.#variants.delete('p');
+  }
+
+  #assistant(calls: readonly ToolCall[], blocks: OpaqueBlock[] | undefined): AssistantMessage {
+    const src = this.source as AssistantMessage;
+    // A message with neither text nor calls is sent with empty text: providers refuse null there.
+    const msg: AssistantMessage = { role: 'assistant', content: src.content ?? (calls.length > 0 ? null : '') };
+    if (src.thinking !== undefined && src.thinking !== '') msg.thinking = src.thinking;
+    if (calls.length > 0) msg.tool_calls = Object.freeze(calls.map((c) => Object.freeze({ id: c.id, name: c.name, arguments: c.arguments }))) as ToolCall[];
+    if (blocks !== undefined) msg.blocks = Object.freeze(blocks.slice()) as OpaqueBlock[];
+    return msg;
+  }
+
+  #memo(key: string, stats: WindowStats, make: () => NeutralMessage): Rendered {
+    let r = this.#variants.get(key);
+    if (r === undefined) {
+      r = render(make(), stats);
+      this.#variants.set(key, r);
+    }
+    return r;
+  }
+}

@@ -1,0 +1,21 @@
+/**
+ * The window room: log events -> the next upstream request (DESIGN section 4, ADR 0009 and its
+ * amendments). Pure: no I/O, no clock.
+ *
+ * window-v1 choices the seeds left open (each explained where it is made):
+ * - aborted replies and errors are not in the window (state.ts);
+ * - a batch sends only its answered calls; all dropped and no text -> content '' (walk.ts);
+ * - a summary's span is clipped once, when added, to stay out of the latest two user turns;
+ *   a newer overlapping summary supersedes an older one (summaries.ts);
+ * - blocks go stale on any change before their reply: elision, summary add/revoke, and also a
+ *   replaced system prompt, a changed catalog or a changed result cap (state.ts);
+ * - the trim's running estimate ignores the blocks that go stale, so it may trim a little more
+ *   than needed, never less (trim.ts).
+ */
+export { WindowState, type WindowInput, type WindowResult } from './state.js';
+export { foldEvents, buildAt } from './replay.js';
+export { StartTracker, type StartPoint, type EventPosition } from './tracker.js';
+export { firstDifference, type Difference } from './diff.js';
+export { UnknownRecipeVersionError, checkRecipe, isKnownVersion } from './recipe.js';
+export { capToolResult, omittedLinesMarker } from './cap.js';
+export { elidedText, type WindowStats } from './entry.js';

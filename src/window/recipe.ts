@@ -1,0 +1,31 @@
+/**
+ * Window recipe versions. A log replays under the version it recorded; a version this build does
+ * not know fails explicitly (DESIGN 4). The window knows no file or line: it throws with both
+ * empty, and the caller that read the event re-raises with `err.at(file, line)`.
+ */
+import { ProxyError } from '../core/errors.js';
+import { WINDOW_VERSIONS, type Recipe, type WindowVersion } from '../core/events.js';
+
+export class UnknownRecipeVersionError extends ProxyError {
+  readonly version: string;
+
+  constructor(version: string, file = '', line: string | number = '') {
+    super('unknown_recipe_version', { file, line, version, known: WINDOW_VERSIONS.join(', ') });
+    this.version = version;
+  }
+
+  /** The same error, naming where the recipe was read. */
+  at(file: string, line: number): UnknownRecipeVersionError {
+    return new UnknownRecipeVersionError(this.version, file, line);
+  }
+}
+
+export function isKnownVersion(version: string): version is WindowVersion {
+  return (WINDOW_VERSIONS as readonly string[]).includes(version);
+}
+
+/** Throws UnknownRecipeVersionError unless this build knows the recipe's version. */
+export function checkRecipe(recipe: Recipe): void {
+  const version = String((recipe as { version: unknown }).version);
+  if (!isKnownVersion(version)) throw new UnknownRecipeVersionError(version);
+}

@@ -1,0 +1,252 @@
+/**
+ * The window: a fold over a session's log events, and the builder of the next upstream request.
+ *
+ * Every decision is derived from the events (sticky elisions from `llm.req.elided`, staleness
+ * from the order of events), never from memory of earlier builds or a clock, so replaying the
+ * log rebuilds each request to its recorded digest. The only memory kept between builds is a
+ * cache of the previous build's rendered messages: a build whose state changed only by appends
+ * extends it (O(new entries)); anything else walks every entry again, reusing each entry's
+ * memoised rendering.
+ */
+import { canonicalJson, DigestChain } from '../core/canonical.js';
+import { ProxyError } from '../core/errors.js';
+import { estimateTextTokens } from '../core/estimate.js';
+import type { EventOf, LogEvent, Recipe } from '../core/events.js';
+import type { NeutralMessage, NeutralRequest, Origin, RequestParams, ToolSpec } from '../core/types.js';
+import { Entry, originKey, render, type Rendered, type WindowStats } from './entry.js';
+import { checkRecipe } from './recipe.js';
+import { Summaries } from './summaries.js';
+import { selectTrim } from './trim.js';
+import { Rendering, walk, type Resume } from './walk.js';
+
+export interface WindowInput {
+  /** Config model name the request came in on (recorded in llm.req; not part of the request). */
+  route: string;
+  /** Upstream model id. */
+  model: string;
+  /** Where the request goes: opaque blocks go back only to the origin that made them. */
+  origin: Origin;
+  params: RequestParams;
+}
+
+export interface WindowResult {
+  request: NeutralRequest;
+  /** canonicalDigest(request), computed incrementally. */
+  digest: string;
+  /** Seqs this request newly elides, ascending (to record in llm.req.elided). */
+  elided: number[];
+  /** Estimate of the request as sent. */
+  estTokens: number;
+  /** Estimate before this request's new elisions (equals estTokens when it elided nothing). */
+  estBeforeTrim: number;
+  /** This request crossed high water and elided something. */
+  trimmed: boolean;
+}
+
+interface Cache {
+  gen: number;
+  key: string;
+  rendering: Rendering;
+  resume: Resume;
+  /** Set on a trimming build: valid once its llm.req, with these elisions, is applied. */
+  pending: { elided: number[]; baseGen: number } | undefined;
+}
+
+export class WindowState {
+  #recipe: Recipe | undefined;
+  #system: { content: string; rendered: Rendered | undefined } | undefined;
+  #tools: ToolSpec[] = [];
+  #toolsText = '[]';
+  #toolsEst = estimateTextTokens('[]');
+  readonly #entries: Entry[] = [];
+  readonly #elided = new Set<number>();
+  readonly #summaries = new Summaries();
+  /** Bumped by every event that changes an already rendered message (not by appends). */
+  #gen = 0;
+  #cache: Cache | undefined;
+  readonly #chain = new DigestChain('messages');
+  readonly stats: WindowStats = { walked: 0, rendered: 0 };
+
+  get recipe(): Recipe | undefined {
+    return this.#recipe;
+  }
+
+  apply(event: LogEvent): void {
+    if (this.#recipe === undefined && event.type !== 'session.start' && event.type !== 'session.resume') {
+      throw new ProxyError('log_malformed', { file: '', line: '', detail: `seq ${event.seq}: a window starts with session.start, not ${event.type}` });
+    }
+    switch (event.type) {
+      case 'session.start':
+      case 'session.resume':
+        return this.#setRecipe(event.recipe);
+      case 'client.msg':
+        return this.#clientMsg(event);
+      case 'catalog':
+        return this.#catalog(event.tools);
+      case 'llm.req':
+        return this.#request(event.elided);
+      case 'llm.resp': {
+        // An aborted reply stays in the log but not in the window: the client never saw it and
+        // asks again.
+        if (event.aborted === true) return;
+        const { content, thinking, tool_calls, blocks } = event.reply;
+        const msg: NeutralMessage = { role: 'assistant', content };
+        if (thinking !== undefined) msg.thinking = thinking;
+        if (tool_calls !== undefined && tool_calls.length > 0) msg.tool_calls = tool_calls;
+        if (blocks !== undefined && blocks.length > 0) msg.blocks = blocks;
+        this.#entries.push(new Entry(event.seq, msg));
+        return;
+      }
+      case 'client.rewrite':
+        return this.#rewrite(event.from_seq);
+      case 'summary.add': {
+        const changed = this.#summaries.add(event.seq, event.from, event.to, event.text, this.#entries);
+        if (changed !== undefined) this.#prefixChanged(changed);
+        return;
+      }
+      case 'summary.revoke': {
+        const changed = this.#summaries.revoke(event.summary);
+        if (changed !== undefined) this.#prefixChanged(changed);
+        return;
+      }
+      case 'llm.error':
+        return;
+    }
+  }
+
+  build(input: WindowInput): WindowResult {
+    const recipe = this.#recipe;
+    if (recipe === undefined) throw new ProxyError('log_malformed', { file: '', line: '', detail: 'no session.start before the request' });
+    const key = originKey(input.origin);
+    let cache = this.#cache;
+    if (cache !== undefined && cache.gen === this.#gen && cache.key === key && cache.pending === undefined) {
+      cache.rendering.truncate(cache.resume.item);
+      cache.resume = walk(this.#context(input.origin, key, (s) => this.#elided.has(s), Infinity), cache.rendering, cache.resume.entry);
+    } else {
+      cache = this.#fresh(input.origin, key, (s) => this.#elided.has(s), Infinity);
+    }
+
+    const estBeforeTrim = cache.rendering.est + this.#toolsEst;
+    let elided: number[] = [];
+    if (estBeforeTrim > recipe.high_water) {
+      elided = selectTrim(cache.rendering.items, recipe, estBeforeTrim, (s) => this.#elided.has(s), this.stats);
+      if (elided.length > 0) {
+        const fresh = new Set(elided);
+        cache = this.#fresh(input.origin, key, (s) => this.#elided.has(s) || fresh.has(s), elided[0]!);
+        cache.pending = { elided, baseGen: this.#gen };
+      }
+    }
+    this.#cache = cache;
+
+    const params: RequestParams = { ...input.params, max_tokens: Math.min(input.params.max_tokens ?? recipe.output_reserve, recipe.output_reserve) };
+    // Copies of stored arrays, not maps over the items: the common build stays O(new entries)
+    // but for these two pointer copies (and DigestChain's own).
+    const request: NeutralRequest = { messages: cache.rendering.msgs.slice(), model: input.model, params, tools: this.#tools };
+    const digest = this.#chain.digest(cache.rendering.texts, { model: input.model, params, tools: this.#tools });
+    return { request, digest, elided, estTokens: cache.rendering.est + this.#toolsEst, estBeforeTrim, trimmed: elided.length > 0 };
+  }
+
+  #fresh(origin: Origin, key: string, isElided: (seq: number) => boolean, staleAbove: number): Cache {
+    const rendering = new Rendering();
+    if (this.#system !== undefined) {
+      this.#system.rendered ??= render({ role: 'system', content: this.#system.content }, this.stats);
+      rendering.push({ kind: 'system', entry: undefined, summary: undefined, r: this.#system.rendered, batch: -1, results: undefined, open: false });
+    }
+    const resume = walk(this.#context(origin, key, isElided, staleAbove), rendering, 0);
+    return { gen: this.#gen, key, rendering, resume, pending: undefined };
+  }
+
+  #context(origin: Origin, key: string, isElided: (seq: number) => boolean, staleAbove: number) {
+    return { entries: this.#entries, summaries: this.#summaries, origin, originKey: key, isElided, staleAbove, cap: this.#recipe!.max_result_tokens, stats: this.stats };
+  }
+
+  #setRecipe(recipe: Recipe): void {
+    checkRecipe(recipe);
+    const before = this.#recipe;
+    this.#recipe = recipe;
+    if (before === undefined || before.max_result_tokens === recipe.max_result_tokens) return;
+    // A new cap re-renders every result the smaller cap cut: a prefix change from the first one.
+    const smaller = Math.min(before.max_result_tokens, recipe.max_result_tokens);
+    let first: number | undefined;
+    for (const e of this.#entries) {
+      if (e.source.role !== 'tool') continue;
+      e.forgetCapped();
+      if (first === undefined && estimateTextTokens(e.source.content) > smaller) first = e.seq;
+    }
+    if (first !== undefined) this.#prefixChanged(first);
+  }
+
+  #clientMsg(event: EventOf<'client.msg'>): void {
+    const msg = event.msg;
+    if (event.head !== true || msg.role !== 'system') {
+      this.#entries.push(new Entry(event.seq, msg));
+      return;
+    }
+    if (this.#recipe!.system === 'follow' || this.#system === undefined) {
+      if (msg.content === this.#system?.content) return;
+      this.#system = { content: msg.content, rendered: undefined };
+      // The first message changed: a provider checking a signed block's prefix sees it too.
+      this.#prefixChanged(-Infinity);
+      return;
+    }
+    // `append`: the first prompt stays; a different one joins the conversation where it came.
+    if (msg.content !== this.#latestSystemText()) this.#entries.push(new Entry(event.seq, msg, true));
+  }
+
+  #latestSystemText(): string | undefined {
+    for (let i = this.#entries.length - 1; i >= 0; i--) {
+      const e = this.#entries[i]!;
+      if (e.headSystem && e.source.role === 'system') return e.source.content;
+    }
+    return this.#system?.content;
+  }
+
+  #catalog(tools: ToolSpec[]): void {
+    const text = canonicalJson(tools);
+    this.#tools = tools;
+    if (text === this.#toolsText) return;
+    this.#toolsText = text;
+    this.#toolsEst = estimateTextTokens(text);
+    // The tools come before every message: signed blocks made with the old ones are stale.
+    this.#prefixChanged(-Infinity);
+  }
+
+  #request(elided: readonly number[]): void {
+    if (elided.length === 0) return;
+    const cache = this.#cache;
+    const matches = cache?.pending !== undefined && cache.pending.baseGen === this.#gen && sameSet(cache.pending.elided, elided);
+    for (const seq of elided) this.#elided.add(seq);
+    this.#prefixChanged(Math.min(...elided));
+    // The trimming build already rendered this state: keep it.
+    if (matches) {
+      cache!.gen = this.#gen;
+      cache!.pending = undefined;
+    }
+  }
+
+  #rewrite(fromSeq: number): void {
+    // Entries are in seq order, so the ones leaving are a suffix. Nothing before a survivor
+    // changes, so no survivor's blocks go stale.
+    let n = this.#entries.length;
+    while (n > 0 && this.#entries[n - 1]!.seq >= fromSeq) n--;
+    if (n === this.#entries.length) return;
+    this.#entries.length = n;
+    this.#gen++;
+  }
+
+  /** Something at or after `seq` changed: every reply made after it loses its opaque blocks. */
+  #prefixChanged(seq: number): void {
+    this.#gen++;
+    for (let i = this.#entries.length - 1; i >= 0; i--) {
+      const e = this.#entries[i]!;
+      if (e.seq <= seq) break;
+      if (e.blocks.length > 0) e.stale = true;
+    }
+  }
+}
+
+function sameSet(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  const set = new Set(a);
+  return b.every((x) => set.has(x));
+}

@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest';
+import type { LogEvent } from '../../src/core/events.js';
+import { firstDifference, type WindowResult } from '../../src/window/index.js';
+import { ORIGIN_B } from './gen-session.js';
+import { LogBuilder, TOOL } from './log-builder.js';
+
+/** Events logged after request `a` and before request `b`. */
+function between(log: LogBuilder, a: { seq: number }, b: { seq: number }): LogEvent[] {
+  return log.events.filter((e) => e.seq > a.seq && e.seq < b.seq);
+}
+
+function pair(setup: (log: LogBuilder) => void, change: (log: LogBuilder) => void, recipe = {}) {
+  const log = new LogBuilder(recipe, { system: 'sys', tools: [TOOL] });
+  setup(log);
+  const a = log.send();
+  change(log);
+  const b: WindowResult & { seq: number } = log.send();
+  return { a, b, diff: firstDifference(a.request, b.request, between(log, a, b)) };
+}
+
+const basic = (log: LogBuilder) => {
+  log.user('u1');
+  log.reply({ blocks: true, calls: ['c1'] });
+  log.tool('c1', 'r1');
+  log.reply({ content: 'r' });
+  log.user('u2');
+};
+
+describe('firstDifference', () => {
+  it('none: the later request extends the earlier one', () => {
+    const { a, diff } = pair(basic, (log) => {
+      log.reply({ content: 'more' });
+      log.user('u3');
+    });
+    expect(diff).toEqual({ index: a.request.messages.length, field: 'messages', cause: 'none' });
+  });
+
+  it('undefined for equal requests', () => {
+    const { diff } = pair(basic, () => undefined);
+    expect(diff).toBeUndefined();
+  });
+
+  it('trim: a message became a placeholder', () => {
+    const { b, diff } = pair(basic, (log) => {
+      log.reply({ content: 'x'.repeat(1500) });
+      log.user('y'.repeat(1500));
+    }, { high_water: 700, low_water: 400, protected_entries: 2 });
+    expect(b.trimmed).toBe(true);
+    expect(diff).toEqual({ index: 2, field: 'messages[2].content', cause: 'trim' });
+  });
+
+  it('system: the leading prompt changed', () => {
+    const { diff } = pair(basic, (log) => log.system('sys v2'));
+    expect(diff).toEqual({ index: 0, field: 'messages[0].content', cause: 'system' });
+  });
+
+  it('tools: another catalog', () => {
+    const { diff } = pair(basic, (log) => log.add({ type: 'catalog', tools: [TOOL, { type: 'function', function: { name: 'x' } }] }));
+    expect(diff).toEqual({ index: -1, field: 'tools', cause: 'tools' });
+  });
+
+  it('client_rewrite: a rewrite came in between', () => {
+    const { diff } = pair(basic, (log) => {
+      log.add({ type: 'client.rewrite', from_seq: log.events.find((e) => e.type === 'llm.resp')!.seq });
+      log.user('again');
+    });
+    // The reply at 2 left; the new user message stands there.
+    expect(diff).toEqual({ index: 2, field: 'messages[2].role', cause: 'client_rewrite' });
+  });
+
+  it('summary: a summary came in between', () => {
+    const { diff } = pair(
+      (log) => {
+        basic(log);
+        log.reply({ content: 'r2' });
+        log.user('u3');
+      },
+      (log) => log.add({ type: 'summary.add', from: 4, to: 7, text: 'S', source_digest: 'd' }),
+    );
+    expect(diff).toMatchObject({ index: 1, cause: 'summary' });
+  });
+
+  it('model_switch: another model, or the same one without the blocks of another origin', () => {
+    const log = new LogBuilder({}, { system: 'sys' });
+    basic(log);
+    const a = log.send();
+    const other = log.peek(ORIGIN_B);
+    expect(firstDifference(a.request, other.request)).toEqual({ index: -1, field: 'model', cause: 'model_switch' });
+    const sameModel = log.peek({ provider: 'elsewhere', model: a.request.model });
+    expect(firstDifference(a.request, sameModel.request)).toEqual({ index: 2, field: 'messages[2].blocks', cause: 'model_switch' });
+  });
+
+  it('params: same messages, other parameters', () => {
+    const { diff } = pair(basic, (log) => {
+      log.params = { temperature: 1 };
+    });
+    expect(diff).toEqual({ index: -1, field: 'params', cause: 'params' });
+  });
+});
