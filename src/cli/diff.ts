@@ -22,7 +22,7 @@ export async function diffCommand(args: string[]): Promise<number> {
   const seq = intArg('SEQ', seqArg);
   const store = new LogStore(dataDirArg(values['data-dir']));
   const file = store.file(session);
-  if (!(await store.exists(session))) throw new ProxyError('session_not_found', { session, dir: file });
+  if (!(await store.exists(session))) throw new ProxyError('session_not_found', { session, file });
   const { events } = await readLog(file);
 
   const requests = verifyEvents(events, { file, only: undefined }).filter((r) => r.seq <= seq);

@@ -36,7 +36,7 @@ export async function replayCommand(args: string[]): Promise<number> {
   const loaded = [];
   for (const id of sessions) {
     const file = store.file(id);
-    if (!(await store.exists(id))) throw new ProxyError('session_not_found', { session: id, dir: file });
+    if (!(await store.exists(id))) throw new ProxyError('session_not_found', { session: id, file });
     const log = await readLog(file);
     if (log.torn !== undefined) {
       throw new ProxyError('log_malformed', {

@@ -29,7 +29,7 @@ export async function summaryCommand(args: string[]): Promise<number> {
     throw new ProxyError('bad_argument', { detail: HELP });
   }
   const store = new LogStore(dataDirArg(values['data-dir']));
-  if (!(await store.exists(session))) throw new ProxyError('session_not_found', { session, dir: store.file(session) });
+  if (!(await store.exists(session))) throw new ProxyError('session_not_found', { session, file: store.file(session) });
   const log = await store.open(session, { create: false });
   try {
     const events = log.events;

@@ -30,7 +30,7 @@ export const ERRORS = {
   // Raised by the log, the window and the CLI; the CLI prints the message on one line.
   config_invalid: { status: 500, type: 'cli_error', message: '{file}: {key}: {detail}' },
   config_syntax: { status: 500, type: 'cli_error', message: '{file}:{line}:{column}: invalid TOML: {detail}' },
-  session_not_found: { status: 404, type: 'not_found_error', message: 'No session "{session}" in {dir}.' },
+  session_not_found: { status: 404, type: 'not_found_error', message: 'No session "{session}": {file} does not exist.' },
   log_malformed: { status: 500, type: 'cli_error', message: '{file}:{line}: {detail}' },
   log_locked: { status: 409, type: 'cli_error', message: '{file}: the session is locked by process {pid}.' },
   unknown_recipe_version: { status: 500, type: 'cli_error', message: '{file}:{line}: unknown window recipe version "{version}"; this build knows {known}.' },

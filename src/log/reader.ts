@@ -5,7 +5,7 @@
  * a bad line that is not the last is an error naming `file:line`.
  */
 import { open, type FileHandle } from 'node:fs/promises';
-import { basename, dirname } from 'node:path';
+import { basename } from 'node:path';
 import { ProxyError } from '../core/errors.js';
 import type { LogEvent } from '../core/events.js';
 import { checkEvent, malformed, type LinePlace, type TornTail } from './log-line.js';
@@ -167,7 +167,7 @@ async function openForRead(file: string): Promise<FileHandle> {
     return await open(file, 'r');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new ProxyError('session_not_found', { session: basename(file, '.jsonl'), dir: dirname(file) });
+      throw new ProxyError('session_not_found', { session: basename(file, '.jsonl'), file });
     }
     throw err;
   }

@@ -108,7 +108,7 @@ export class LogStore {
     let fh: FileHandle | undefined;
     try {
       if (!opts.create && !(await this.exists(id))) {
-        throw new ProxyError('session_not_found', { session: id, dir: this.dir });
+        throw new ProxyError('session_not_found', { session: id, file: this.file(id) });
       }
       await mkdir(this.dir, { recursive: true });
       lock = await acquireLock(this.lockFile(id), file);
