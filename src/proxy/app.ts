@@ -8,9 +8,11 @@ import { listModels } from '../config/routes.js';
 import type { Config } from '../config/types.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { SessionManager } from '../session/manager.js';
-import { handleChat } from './chat.js';
+import { handleChat, routeLabels, UNROUTED } from './chat.js';
 import type { ImageStore } from './images.js';
 import type { Upstreams } from './upstream.js';
+
+const CHAT_PATH = '/v1/chat/completions';
 
 export interface AppDeps {
   config: Config;
@@ -35,9 +37,14 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     }
   });
 
-  app.setErrorHandler((err, _req, reply) => {
-    const proxyErr = toProxyError(err);
+  app.setErrorHandler((err, req, reply) => {
+    const proxyErr = toProxyError(err, deps.config.bodyLimit);
     if (proxyErr.status >= 500) app.log.error(err);
+    // Every chat request is counted once: answers here (errors before any stream, the body
+    // parser's included), the rest where handleChat answers them.
+    if (req.routeOptions.url === CHAT_PATH) {
+      deps.metrics.requests.inc({ ...(routeLabels.get(req) ?? UNROUTED), status: String(proxyErr.status) });
+    }
     void reply.status(proxyErr.status).send(errorBody(proxyErr));
   });
   app.setNotFoundHandler((req, reply) => {
@@ -55,15 +62,16 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     void reply.header('content-type', deps.metrics.registry.contentType);
     return deps.metrics.registry.metrics();
   });
-  app.post('/v1/chat/completions', (req, reply) => handleChat(req, reply, deps));
+  app.post(CHAT_PATH, (req, reply) => handleChat(req, reply, deps));
   return app;
 }
 
 /** Fastify's own errors (body too large, bad content) become the table's codes. */
-function toProxyError(err: unknown): ProxyError {
+function toProxyError(err: unknown, bodyLimit: number): ProxyError {
   if (isProxyError(err)) return err;
   const code = (err as { code?: string }).code;
-  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ProxyError('body_too_large', { limit: String((err as { bodyLimit?: number }).bodyLimit ?? '') });
+  // Fastify's error does not carry the limit; the config does.
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ProxyError('body_too_large', { limit: bodyLimit });
   if (code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
     return new ProxyError('invalid_json', { detail: (err as Error).message });
   }

@@ -25,6 +25,14 @@ import { recordReply } from './record.js';
 import { explicitSessionId } from './session-id.js';
 import { classifyTransportError, isAbort } from './upstream.js';
 
+/**
+ * The metric labels of each request once its route is known. Errors thrown before a stream starts
+ * are answered, and counted in proxy_requests_total, by the app's error handler, which reads them
+ * here (a request that failed before it had a route counts under UNROUTED).
+ */
+export const routeLabels = new WeakMap<FastifyRequest, { provider: string; model: string }>();
+export const UNROUTED = { provider: 'none', model: 'none' } as const;
+
 export async function handleChat(req: FastifyRequest, reply: FastifyReply, deps: AppDeps): Promise<void> {
   const started = performance.now();
   const parsed = parseChatRequest(req.body);
@@ -34,6 +42,7 @@ export async function handleChat(req: FastifyRequest, reply: FastifyReply, deps:
   const params = toParams(parsed.body);
   const apiKey = route.apiKey ?? bearerOf(req.headers.authorization);
   const labels = { provider: route.provider, model: route.name };
+  routeLabels.set(req, labels);
 
   const turn = await deps.sessions.begin({
     explicitId: explicitSessionId(req.headers, parsed.body as Record<string, unknown>, deps.config.sessions),
@@ -47,10 +56,14 @@ export async function handleChat(req: FastifyRequest, reply: FastifyReply, deps:
   const onClose = () => {
     if (!reply.raw.writableFinished) {
       clientGone = true;
+      // Its retry may come before this request has logged what it got: not a concurrent branch.
+      turn.abandon();
       abort.abort();
     }
   };
   reply.raw.on('close', onClose);
+  // A client that left while its request waited for the session's turn: its 'close' has passed.
+  if (req.raw.socket.destroyed) onClose();
   const clientStream = parsed.body.stream === true;
   let raw: ServerResponse | undefined;
 
@@ -92,9 +105,18 @@ export async function handleChat(req: FastifyRequest, reply: FastifyReply, deps:
       deps.metrics.upstreamErrors.inc({ ...labels, status: String(upstream.status) });
       const error = dialect.decodeError(upstream.status, text);
       if (error.contextOverflow) throw new ProxyError('context_length_exceeded', { detail: error.message }, { param: 'messages' });
+      // The upstream's error goes back as it was, with the headers that tell a client when (and
+      // whether) to retry. A body that is not JSON (a gateway's HTML page) becomes an OpenAI-shaped
+      // error with the same status: clients read `error` from a JSON body (clients.md 3).
+      for (const name of RETRY_HEADERS) {
+        const value = upstream.headers[name];
+        if (typeof value === 'string') void reply.header(name, value);
+      }
+      if (!isJsonObject(text)) {
+        throw new ProxyError('upstream_error', { status: upstream.status, detail: error.message }, { status: upstream.status >= 400 ? upstream.status : 502 });
+      }
       deps.metrics.requests.inc({ ...labels, status: String(upstream.status) });
-      const type = upstream.headers['content-type'];
-      await reply.status(upstream.status).header('content-type', typeof type === 'string' ? type : 'application/json').send(text);
+      await reply.status(upstream.status).header('content-type', 'application/json').send(text);
       return;
     }
 
@@ -180,6 +202,19 @@ function timings(callStarted: number, firstByte: number | undefined) {
 
 function emptyReply(): NeutralReply {
   return { content: null, finish_reason: null };
+}
+
+/** Upstream response headers a client's retry logic reads (openai SDKs, opencode, Codex). */
+const RETRY_HEADERS = ['retry-after', 'retry-after-ms', 'x-should-retry', 'x-ratelimit-reset-requests', 'x-ratelimit-reset-tokens'] as const;
+
+function isJsonObject(text: string): boolean {
+  if (!text.trimStart().startsWith('{')) return false;
+  try {
+    const value: unknown = JSON.parse(text);
+    return value !== null && typeof value === 'object' && !Array.isArray(value);
+  } catch {
+    return false;
+  }
 }
 
 function bearerOf(header: string | undefined): string | undefined {

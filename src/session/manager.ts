@@ -11,8 +11,10 @@ import type { NeutralMessage, NeutralRequest, ToolSpec } from '../core/types.js'
 import type { LogStore, SessionLog } from '../log/store.js';
 import { readLog } from '../log/reader.js';
 import { WindowState } from '../window/index.js';
+import { mergeCatalog, restoreReply } from './additions.js';
 import { canonicalMessage, catalogCanonical, chainHashes, chainStart, replyFingerprint } from './fingerprint.js';
 import { planRequest, type Plan } from './plan.js';
+import { PrefixIndex } from './prefix-index.js';
 import { ClientView } from './view.js';
 
 /** A request's conversation, already converted to neutral messages. */
@@ -35,8 +37,13 @@ export interface LiveSession {
   readonly view: ClientView;
   readonly explicitIds: string[];
   catalogCanonical: string;
-  /** View length before the running request added its messages; set while a request runs. */
+  /**
+   * View length before the running request added its messages; set while a request runs and its
+   * client is still there (a request diverging from it then is a concurrent branch: a fork).
+   */
   inFlightFrom: number | undefined;
+  /** Turns holding or waiting for this session; a session in use is never evicted. */
+  users: number;
   lastActive: number;
   tail: Promise<void>;
   /** The last request built in this process, for cache-break attribution. */
@@ -52,6 +59,8 @@ export interface Turn {
   append<B extends EventBody>(body: B): B & { seq: number; ts: string };
   /** The events this turn appended so far. */
   readonly appended: readonly LogEvent[];
+  /** The client went away: a request diverging from this one is its retry, not a concurrent branch. */
+  abandon(): void;
   /** Let the session's next request run. */
   release(): void;
 }
@@ -62,23 +71,17 @@ export interface SessionManagerOptions {
   maxLive?: number;
 }
 
-interface IndexEntry {
-  session: string;
-  pos: number;
-}
-
 export class SessionManager {
   readonly #store: LogStore;
   readonly #now: () => Date;
   readonly #maxLive: number;
   readonly #live = new Map<string, LiveSession>();
   readonly #loading = new Map<string, Promise<LiveSession>>();
-  /** Chain hash of a client-view prefix -> where it ends. */
-  readonly #prefix = new Map<string, IndexEntry>();
+  /** Evicted sessions whose logs are still closing (flushing, releasing the lock). */
+  readonly #closing = new Map<string, Promise<void>>();
+  readonly #index = new PrefixIndex();
   /** Explicit id -> sessions it named, most recent last. */
   readonly #explicit = new Map<string, string[]>();
-  /** Fingerprint of a session's latest reply -> session. */
-  readonly #latestReply = new Map<string, string>();
   readonly #lastActive = new Map<string, number>();
 
   constructor(store: LogStore, opts: SessionManagerOptions) {
@@ -115,22 +118,30 @@ export class SessionManager {
 
     const session = found;
     const explicit = req.explicitId !== undefined;
-    // A request already running in this session decides forks without waiting for it.
-    if (session.inFlightFrom !== undefined) {
-      const plan = planRequest(session.view.entries, canon, { explicit, inFlightFrom: session.inFlightFrom, clientDrops: req.recipe.client_drops });
-      if (plan.kind === 'fork') return this.#fork(session, plan, req);
+    session.users++;
+    let handedOver = false;
+    try {
+      // A request already running in this session decides forks without waiting for it.
+      if (session.inFlightFrom !== undefined) {
+        const plan = planRequest(session.view.entries, canon, { explicit, inFlightFrom: session.inFlightFrom, clientDrops: req.recipe.client_drops });
+        if (plan.kind === 'fork') return await this.#fork(session, plan, req);
+      }
+      const release = await this.#lock(session);
+      const plan = planRequest(session.view.entries, canon, { explicit, clientDrops: req.recipe.client_drops });
+      if (plan.kind === 'fork') {
+        release();
+        return await this.#fork(session, plan, req);
+      }
+      session.inFlightFrom = session.view.entries.length;
+      const turn = this.#turn(session, plan, release);
+      handedOver = true;
+      if (plan.kind === 'rewrite') turn.append({ type: 'client.rewrite', from_seq: plan.fromSeq, reason: 'the client history diverged from the log' });
+      this.#appendConversation(turn, req, plan.from);
+      return turn;
+    } finally {
+      // The turn gives the session back on release.
+      if (!handedOver) session.users--;
     }
-    const release = await this.#lock(session);
-    const plan = planRequest(session.view.entries, canon, { explicit, clientDrops: req.recipe.client_drops });
-    if (plan.kind === 'fork') {
-      release();
-      return this.#fork(session, plan, req);
-    }
-    session.inFlightFrom = session.view.entries.length;
-    const turn = this.#turn(session, plan, release);
-    if (plan.kind === 'rewrite') turn.append({ type: 'client.rewrite', from_seq: plan.fromSeq, reason: 'the client history diverged from the log' });
-    this.#appendConversation(turn, req, plan.from);
-    return turn;
   }
 
   async #find(req: Incoming, canonicals: string[]): Promise<LiveSession | undefined> {
@@ -139,15 +150,11 @@ export class SessionManager {
       const best = named === undefined ? undefined : this.#longestIn(named, req, canonicals);
       return best === undefined ? undefined : this.#load(best);
     }
-    const h0 = chainStart(req.system, req.tools);
-    const hashes = chainHashes(h0, canonicals);
-    for (let i = hashes.length - 1; i >= 0; i--) {
-      const hit = this.#prefix.get(hashes[i]!);
-      if (hit !== undefined && hit.pos === i + 1) return this.#load(hit.session);
-    }
+    const longest = this.#index.longest(chainHashes(chainStart(req.system, req.tools), canonicals));
+    if (longest !== undefined) return this.#load(longest);
     for (let i = req.messages.length - 1; i >= 0; i--) {
       const fp = replyFingerprint(req.messages[i]!);
-      const hit = fp === undefined ? undefined : this.#latestReply.get(fp);
+      const hit = fp === undefined ? undefined : this.#index.byLatestReply(fp);
       if (hit !== undefined) return this.#load(hit);
     }
     return undefined;
@@ -160,14 +167,7 @@ export class SessionManager {
     let best: string | undefined;
     let bestLen = -1;
     for (const id of named) {
-      let len = 0;
-      for (let i = hashes.length - 1; i >= 0; i--) {
-        const hit = this.#prefix.get(hashes[i]!);
-        if (hit?.session === id) {
-          len = i + 1;
-          break;
-        }
-      }
+      const len = this.#index.matchLength(id, hashes);
       if (len >= bestLen) {
         best = id;
         bestLen = len;
@@ -180,6 +180,7 @@ export class SessionManager {
     const id = this.#newId();
     const log = await this.#store.open(id, { create: true });
     const session = this.#adopt(id, log);
+    session.users++;
     const release = await this.#lock(session);
     session.inFlightFrom = 0;
     const turn = this.#turn(session, { kind: 'new' }, release);
@@ -198,11 +199,12 @@ export class SessionManager {
         turn.append(copy as EventBody);
       }
       session.inFlightFrom = session.view.entries.length;
+      // The fork holds the parent's entries before the divergence, which the request repeats: an
+      // append. Were the fold to disagree, the request's own history wins (explicit: no fork).
       const canon = req.messages.map((m) => ({ canonical: canonicalMessage(m) }));
-      const plan = planRequest(session.view.entries, canon, { explicit: false, clientDrops: 'follow' });
-      const from = plan.kind === 'append' ? plan.from : session.view.entries.length;
-      if (plan.kind !== 'append') turn.append({ type: 'client.rewrite', from_seq: plan.kind === 'fork' ? plan.atSeq : Number.MAX_SAFE_INTEGER, reason: 'fork' });
-      this.#appendConversation(turn, req, from);
+      const plan = planRequest(session.view.entries, canon, { explicit: true, clientDrops: 'follow' });
+      if (plan.kind === 'rewrite') turn.append({ type: 'client.rewrite', from_seq: plan.fromSeq, reason: 'fork' });
+      this.#appendConversation(turn, req, plan.from);
     }
     if (req.explicitId !== undefined) this.#nameSession(req.explicitId, id);
     return turn;
@@ -223,7 +225,7 @@ export class SessionManager {
       turn.append({ type: 'catalog', tools: mergeCatalog(session.view.tools, req.tools) });
       session.catalogCanonical = canonical;
     }
-    for (const msg of req.messages.slice(from)) turn.append({ type: 'client.msg', msg });
+    for (const msg of req.messages.slice(from)) turn.append({ type: 'client.msg', msg: restoreReply(session.view, msg) });
     // Index now, not at release: a concurrent request extending the same prefix must find this
     // session (and fork from it) rather than start a session of its own.
     this.#indexView(session.id, session.view);
@@ -244,9 +246,13 @@ export class SessionManager {
         session.lastActive = this.#now().getTime();
         return event;
       },
+      abandon: () => {
+        if (!released) session.inFlightFrom = undefined;
+      },
       release: () => {
         if (released) return;
         released = true;
+        session.users--;
         session.inFlightFrom = undefined;
         this.#indexView(session.id, session.view);
         this.#lastActive.set(session.id, session.lastActive);
@@ -275,6 +281,7 @@ export class SessionManager {
     const pending = this.#loading.get(id);
     if (pending !== undefined) return pending;
     const loading = (async () => {
+      await this.#closing.get(id);
       const log = await this.#store.open(id, { create: false });
       const session = this.#adopt(id, log);
       for (const e of log.events) {
@@ -296,7 +303,7 @@ export class SessionManager {
   #adopt(id: string, log: SessionLog): LiveSession {
     const session: LiveSession = {
       id, log, window: new WindowState(), view: new ClientView(), explicitIds: [],
-      catalogCanonical: catalogCanonical([]), inFlightFrom: undefined, lastActive: this.#now().getTime(), tail: Promise.resolve(),
+      catalogCanonical: catalogCanonical([]), inFlightFrom: undefined, users: 0, lastActive: this.#now().getTime(), tail: Promise.resolve(),
       previousRequest: undefined, previousPrompt: undefined,
     };
     this.#live.set(id, session);
@@ -307,17 +314,16 @@ export class SessionManager {
   #evict(): void {
     for (const [id, s] of this.#live) {
       if (this.#live.size <= this.#maxLive) return;
-      if (s.inFlightFrom !== undefined) continue;
+      if (s.users > 0) continue;
       this.#live.delete(id);
-      void s.log.close();
+      // Its next request may come before the close is done: #load waits for it.
+      const closing = s.log.close().catch(() => undefined).finally(() => this.#closing.delete(id));
+      this.#closing.set(id, closing);
     }
   }
 
   #indexView(id: string, view: ClientView): void {
-    const hashes = view.hashes();
-    for (let i = 0; i < hashes.length; i++) this.#prefix.set(hashes[i]!, { session: id, pos: i + 1 });
-    const latest = view.latestReply();
-    if (latest !== undefined) this.#latestReply.set(latest, id);
+    this.#index.index(id, view);
   }
 
   #nameSession(explicitId: string, id: string): void {
@@ -334,21 +340,11 @@ export class SessionManager {
   /** Close every live session (flushing its log). */
   async close(): Promise<void> {
     await Promise.all([...this.#live.values()].map((s) => s.log.close()));
+    await Promise.all(this.#closing.values());
     this.#live.clear();
   }
 
   sessionIds(): string[] {
     return [...this.#lastActive.keys()];
   }
-}
-
-/** Keep each unchanged tool's first serialisation and first-seen order; add new ones in client order. */
-export function mergeCatalog(current: readonly ToolSpec[], incoming: readonly ToolSpec[]): ToolSpec[] {
-  const byName = new Map(incoming.map((t) => [t.function.name, t]));
-  const kept = current.filter((t) => {
-    const next = byName.get(t.function.name);
-    return next !== undefined && catalogCanonical([next]) === catalogCanonical([t]);
-  });
-  const keptNames = new Set(kept.map((t) => t.function.name));
-  return [...kept, ...incoming.filter((t) => !keptNames.has(t.function.name))];
 }

@@ -28,7 +28,12 @@ export function planRequest(view: readonly ViewEntry[], incoming: readonly { can
   let k = 0;
   const common = Math.min(view.length, incoming.length);
   while (k < common && view[k]!.canonical === incoming[k]!.canonical) k++;
-  if (k === view.length) return { kind: 'append', from: k };
+  if (k === view.length) {
+    // Exactly the conversation a request still running sent: a twin running beside it (parallel
+    // sub-agents that open alike), not a turn to queue behind it. It forks after the last entry.
+    if (ctx.inFlightFrom !== undefined && incoming.length === k && k > 0) return { kind: 'fork', atSeq: view[k - 1]!.seq + 1, from: k };
+    return { kind: 'append', from: k };
+  }
 
   const divergedAt = view[k]!.seq;
   if (ctx.inFlightFrom !== undefined && k >= ctx.inFlightFrom) return { kind: 'fork', atSeq: divergedAt, from: k };

@@ -4,8 +4,10 @@
  * events, so a restarted proxy rebuilds it from the log. Pure.
  */
 import type { LogEvent } from '../core/events.js';
-import type { NeutralMessage, ToolSpec } from '../core/types.js';
+import type { AssistantMessage, NeutralMessage, ToolSpec } from '../core/types.js';
 import { canonicalMessage, chainHashes, chainStart, replyFingerprint } from './fingerprint.js';
+
+const MAX_REPLIES = 4096;
 
 export interface ViewEntry {
   seq: number;
@@ -17,6 +19,11 @@ export class ClientView {
   readonly entries: ViewEntry[] = [];
   system: string | undefined;
   tools: ToolSpec[] = [];
+  /**
+   * Every reply the log holds, by fingerprint (the latest wins), kept through rewrites: a client
+   * that compacts its history keeps some replies, and their reasoning must go back with them.
+   */
+  readonly #replies = new Map<string, AssistantMessage>();
   #hashes: string[] | undefined;
   #h0: string | undefined;
 
@@ -34,14 +41,20 @@ export class ClientView {
         this.tools = event.tools;
         this.#invalidate();
         return;
-      case 'llm.resp':
+      case 'llm.resp': {
         if (event.aborted === true) return;
-        this.#push(event.seq, {
-          role: 'assistant',
-          content: event.reply.content,
-          ...(event.reply.tool_calls === undefined ? {} : { tool_calls: event.reply.tool_calls }),
-        });
+        const msg: AssistantMessage = { role: 'assistant', content: event.reply.content };
+        if (event.reply.tool_calls !== undefined) msg.tool_calls = event.reply.tool_calls;
+        this.#push(event.seq, msg);
+        const fp = replyFingerprint(msg);
+        if (fp !== undefined) {
+          this.#replies.delete(fp);
+          this.#replies.set(fp, event.reply.thinking === undefined ? msg : { ...msg, thinking: event.reply.thinking });
+          // Bounded: an old reply a client still echoes after this many newer ones is rare.
+          if (this.#replies.size > MAX_REPLIES) this.#replies.delete(this.#replies.keys().next().value!);
+        }
         return;
+      }
       case 'client.rewrite': {
         const keep = this.entries.findIndex((e) => e.seq >= event.from_seq);
         if (keep >= 0) {
@@ -69,6 +82,12 @@ export class ClientView {
       this.#hashes.push(...chainHashes(start, this.entries.slice(this.#hashes.length).map((e) => e.canonical)));
     }
     return this.#hashes;
+  }
+
+  /** The logged reply (content, tool calls, thinking) a client's assistant message echoes, if any. */
+  replyFor(msg: NeutralMessage): AssistantMessage | undefined {
+    const fp = replyFingerprint(msg);
+    return fp === undefined ? undefined : this.#replies.get(fp);
   }
 
   /** The fingerprint of the latest reply the client was given, if any. */

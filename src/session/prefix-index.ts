@@ -1,0 +1,72 @@
+/**
+ * Where a conversation the client sends again is found: each session's client-view prefixes by
+ * chain hash (DESIGN 5.2), and each session's latest reply by fingerprint (a client that compacted
+ * or dropped its oldest messages still holds it). Rebuilt from the logs on start. Pure.
+ */
+import type { ClientView } from './view.js';
+
+/** Sessions remembered per prefix hash: enough for the clients that share an opening. */
+const MAX_PER_PREFIX = 8;
+
+interface Hit {
+  session: string;
+  /** The prefix is the session's first `pos` view entries. */
+  pos: number;
+}
+
+export class PrefixIndex {
+  /** Chain hash of a client-view prefix -> the sessions holding it, most recently indexed last. */
+  readonly #prefix = new Map<string, Hit[]>();
+  /** Session -> length of its client view when last indexed. */
+  readonly #viewLength = new Map<string, number>();
+  /** Fingerprint of a session's latest reply -> session. */
+  readonly #latestReply = new Map<string, string>();
+
+  /** Record (again) every prefix of a session's view; the session becomes the latest for each. */
+  index(id: string, view: ClientView): void {
+    const hashes = view.hashes();
+    for (let i = 0; i < hashes.length; i++) {
+      const list = this.#prefix.get(hashes[i]!);
+      if (list === undefined) {
+        this.#prefix.set(hashes[i]!, [{ session: id, pos: i + 1 }]);
+        continue;
+      }
+      const at = list.findIndex((h) => h.session === id);
+      if (at === list.length - 1 && list[at]!.pos === i + 1) continue;
+      if (at >= 0) list.splice(at, 1);
+      list.push({ session: id, pos: i + 1 });
+      if (list.length > MAX_PER_PREFIX) list.shift();
+    }
+    this.#viewLength.set(id, hashes.length);
+    const latest = view.latestReply();
+    if (latest !== undefined) this.#latestReply.set(latest, id);
+  }
+
+  /**
+   * The session holding the longest prefix of a request (its chain hashes h1..hn). When several
+   * hold it (two clients began alike), one the request extends whole, so that it appends there
+   * rather than forking yet another session; the most recently indexed on ties.
+   */
+  longest(hashes: readonly string[]): string | undefined {
+    for (let i = hashes.length - 1; i >= 0; i--) {
+      const hits = this.#prefix.get(hashes[i]!)?.filter((h) => h.pos === i + 1);
+      if (hits === undefined || hits.length === 0) continue;
+      const whole = hits.filter((h) => this.#viewLength.get(h.session) === i + 1);
+      return (whole.length > 0 ? whole : hits).at(-1)!.session;
+    }
+    return undefined;
+  }
+
+  /** How many of the request's messages lead `session`'s view (0: none). */
+  matchLength(session: string, hashes: readonly string[]): number {
+    for (let i = hashes.length - 1; i >= 0; i--) {
+      if (this.#prefix.get(hashes[i]!)?.some((h) => h.session === session && h.pos === i + 1) === true) return i + 1;
+    }
+    return 0;
+  }
+
+  /** The session whose latest reply has this fingerprint. */
+  byLatestReply(fingerprint: string): string | undefined {
+    return this.#latestReply.get(fingerprint);
+  }
+}

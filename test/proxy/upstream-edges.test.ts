@@ -1,0 +1,121 @@
+/**
+ * Upstream behaviour the simulator does not produce, from a scripted fake upstream: retry headers
+ * on a 429, an HTML error page, an upstream that never answers (headers timeout), and a client
+ * that leaves before the upstream's first byte.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EventOf } from '../../src/core/events.js';
+import { newSessions, sessionIds, startWorld, tag, until, type World } from '../e2e/harness.js';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+let handler: Handler = (_req, res) => res.end();
+let closed: { at: number }[] = [];
+let fake: Server;
+let w: World;
+
+beforeAll(async () => {
+  fake = createServer((req, res) => {
+    req.resume();
+    res.on('close', () => {
+      if (!res.writableFinished) closed.push({ at: Date.now() });
+    });
+    req.on('end', () => handler(req, res));
+  });
+  await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(fake.address() as AddressInfo).port}/v1`;
+  w = await startWorld({
+    extraToml: `
+[providers.fake]
+preset = "generic"
+base_url = "${url}"
+timeouts = { headers_ms = 300 }
+
+[models.fake]
+provider = "fake"
+model = "fake-model"
+`,
+  });
+});
+afterAll(async () => {
+  await w?.close();
+  fake.closeAllConnections();
+  await new Promise<void>((resolve) => fake.close(() => resolve()));
+});
+
+async function post(body: Record<string, unknown>, signal?: AbortSignal): Promise<{ status: number; headers: Headers; json: { error: Record<string, unknown> } }> {
+  const res = await fetch(`${w.proxy.url}/v1/chat/completions`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'fake', ...body }), ...(signal === undefined ? {} : { signal }),
+  });
+  return { status: res.status, headers: res.headers, json: (await res.json()) as { error: Record<string, unknown> } };
+}
+
+describe('upstream edges', () => {
+  it('a 429 keeps its retry headers', async () => {
+    handler = (_req, res) => {
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '7', 'retry-after-ms': '7000', 'x-should-retry': 'true' });
+      res.end(JSON.stringify({ error: { message: 'slow down', type: 'rate_limit_error', param: null, code: 'rate_limit_exceeded' } }));
+    };
+    const r = await post({ messages: [{ role: 'user', content: tag('429') }] });
+    expect(r.status).toBe(429);
+    expect(r.headers.get('retry-after')).toBe('7');
+    expect(r.headers.get('retry-after-ms')).toBe('7000');
+    expect(r.headers.get('x-should-retry')).toBe('true');
+    expect(r.json.error).toEqual({ message: 'slow down', type: 'rate_limit_error', param: null, code: 'rate_limit_exceeded' });
+  });
+
+  it('an HTML error page becomes an OpenAI-shaped error with the same status', async () => {
+    handler = (_req, res) => {
+      res.writeHead(503, { 'content-type': 'text/html' });
+      res.end('<html><body><h1>503 Service Temporarily Unavailable</h1></body></html>');
+    };
+    for (const stream of [false, true]) {
+      const r = await post({ stream, messages: [{ role: 'user', content: tag('html') }] });
+      expect(r.status).toBe(503);
+      expect(r.headers.get('content-type')).toMatch(/application\/json/);
+      expect(r.json.error).toMatchObject({ type: 'api_error', code: 'upstream_error', param: null });
+      expect(r.json.error.message).toContain('503 Service Temporarily Unavailable');
+    }
+  });
+
+  it('an upstream that sends no headers in time: 504 upstream_headers_timeout, logged', async () => {
+    handler = () => undefined;
+    const before = await sessionIds(w);
+    const r = await post({ messages: [{ role: 'user', content: tag('timeout') }] });
+    expect(r.status).toBe(504);
+    expect(r.json.error).toMatchObject({ code: 'upstream_headers_timeout', type: 'api_error' });
+    expect(r.json.error.message).toContain('300 ms');
+    const events = [...(await newSessions(w, before)).values()][0]!;
+    expect(events.find((e) => e.type === 'llm.error')).toMatchObject({ error: expect.stringContaining('300 ms') });
+  });
+
+  it('a client that leaves before the first upstream byte: the upstream call is dropped and logged as aborted', async () => {
+    let answer: (() => void) | undefined;
+    handler = (_req, res) => {
+      answer = () => res.writeHead(200, { 'content-type': 'text/event-stream' }).end('data: [DONE]\n\n');
+    };
+    closed = [];
+    const before = await sessionIds(w);
+    const controller = new AbortController();
+    const sent = post({ messages: [{ role: 'user', content: tag('leave') }] }, controller.signal).catch((e: unknown) => e);
+    await until(() => answer !== undefined);
+    const leftAt = Date.now();
+    controller.abort();
+    expect(await sent).toBeInstanceOf(Error);
+    await until(() => closed.length > 0);
+    expect(closed[0]!.at - leftAt).toBeLessThan(100);
+    const resp = await until(async () => {
+      const events = [...(await newSessions(w, before)).values()][0] ?? [];
+      return events.find((e): e is EventOf<'llm.resp'> => e.type === 'llm.resp');
+    });
+    expect(resp).toMatchObject({ aborted: true, reply: { content: null } });
+    // The proxy goes on serving.
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end('data: {"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"fine"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n');
+    };
+    const ok = await w.client.chat.completions.create({ model: 'fake', messages: [{ role: 'user', content: tag('after') }] });
+    expect(ok.choices[0]!.message.content).toBe('fine');
+  });
+});

@@ -1,0 +1,217 @@
+/**
+ * The session manager over a real log store in a temp dir: which session a request lands in,
+ * what it appends, and the races around requests in flight.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { EventOf, LogEvent, Recipe } from '../../src/core/events.js';
+import type { NeutralMessage, NeutralReply } from '../../src/core/types.js';
+import { LogStore } from '../../src/log/store.js';
+import { SessionManager, type Incoming, type Turn } from '../../src/session/manager.js';
+
+const RECIPE: Recipe = {
+  version: 'window-v1', route: 'm', context: 100_000, output_reserve: 4096, high_water: 70_000, low_water: 40_000,
+  max_result_tokens: 4096, protected_entries: 4, estimator: 'bytes/3', system: 'follow', client_drops: 'follow',
+};
+const ORIGIN = { provider: 'p', model: 'm' };
+
+let dir: string;
+let store: LogStore;
+let managers: SessionManager[];
+const clock = () => new Date('2026-03-04T05:06:07.000Z');
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'pp-session-'));
+  store = new LogStore(dir);
+  managers = [];
+});
+afterEach(async () => {
+  for (const m of managers) await m.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function manager(maxLive?: number): Promise<SessionManager> {
+  const m = new SessionManager(store, { now: clock, ...(maxLive === undefined ? {} : { maxLive }) });
+  await m.init();
+  managers.push(m);
+  return m;
+}
+
+const u = (text: string): NeutralMessage => ({ role: 'user', content: text });
+const asAssistant = (r: NeutralReply): NeutralMessage => ({ role: 'assistant', content: r.content, ...(r.tool_calls === undefined ? {} : { tool_calls: r.tool_calls }) });
+
+function incoming(messages: NeutralMessage[], extra: Partial<Incoming> = {}): Incoming {
+  return { system: 'sys', tools: [], messages, recipe: RECIPE, ...extra };
+}
+
+/** What the proxy does for a request: its llm.req and llm.resp. */
+function answer(turn: Turn, reply: NeutralReply, opts: { aborted?: boolean } = {}): void {
+  const built = turn.session.window.build({ route: 'm', model: 'm', origin: ORIGIN, params: {} });
+  const req = turn.append({ type: 'llm.req', digest: built.digest, recipe_version: 'window-v1', route: 'm', model: 'm', origin: ORIGIN, params: {}, elided: built.elided, est_tokens: built.estTokens });
+  turn.append({ type: 'llm.resp', req: req.seq, reply, origin: ORIGIN, timings: { total_ms: 1 }, ...(opts.aborted === true ? { aborted: true as const } : {}) });
+}
+
+async function run(m: SessionManager, messages: NeutralMessage[], reply: NeutralReply, extra: Partial<Incoming> = {}): Promise<Turn> {
+  const turn = await m.begin(incoming(messages, extra));
+  answer(turn, reply);
+  await turn.session.log.sync();
+  turn.release();
+  return turn;
+}
+
+const reply = (content: string, thinking?: string): NeutralReply => ({ content, finish_reason: 'stop', ...(thinking === undefined ? {} : { thinking }) });
+
+async function events(id: string): Promise<LogEvent[]> {
+  return (await store.read(id)).events;
+}
+
+describe('SessionManager', () => {
+  it('a conversation sent again with one more message appends to its session', async () => {
+    const m = await manager();
+    const r1 = reply('r1');
+    const t1 = await run(m, [u('1')], r1);
+    const t2 = await run(m, [u('1'), asAssistant(r1), u('2')], reply('r2'));
+    expect(t2.session.id).toBe(t1.session.id);
+    expect(t2.plan.kind).toBe('append');
+    expect((await events(t1.session.id)).filter((e) => e.type === 'client.msg').length).toBe(3);
+  });
+
+  it('two clients with one opening: each continues in a session of its own, no third one', async () => {
+    const m = await manager();
+    const r1 = reply('r1');
+    const a1 = await run(m, [u('1')], r1);
+    const b1 = await run(m, [u('1')], r1);
+    expect(b1.session.id).not.toBe(a1.session.id);
+    const a2 = await run(m, [u('1'), asAssistant(r1), u('a')], reply('ra'));
+    const b2 = await run(m, [u('1'), asAssistant(r1), u('b')], reply('rb'));
+    expect(new Set([a1.session.id, b1.session.id])).toEqual(new Set([a2.session.id, b2.session.id]));
+    expect(a2.session.id).not.toBe(b2.session.id);
+    expect(a2.plan.kind).toBe('append');
+    expect(b2.plan.kind).toBe('append');
+  });
+
+  it('a compacted history under an explicit id: a rewrite in the same session, the kept reply with its thinking', async () => {
+    const m = await manager();
+    const r1 = reply('r1', 'thought one');
+    const r2: NeutralReply = { content: null, thinking: 'thought two', tool_calls: [{ id: 'c1', name: 'f', arguments: '{"a":1,"b":2}' }], finish_reason: 'tool_calls' };
+    const id = { explicitId: 'sess-1' };
+    const t1 = await run(m, [u('1')], r1, id);
+    await run(m, [u('1'), asAssistant(r1), u('2')], r2, id);
+    // The client keeps the last reply (its arguments re-serialised) and drops the rest.
+    const kept: NeutralMessage = { role: 'assistant', content: '', tool_calls: [{ id: 'c1', name: 'f', arguments: '{"b": 2, "a": 1}' }] };
+    const t3 = await m.begin(incoming([u('summary'), kept, { role: 'tool', tool_call_id: 'c1', content: 'x' }], id));
+    expect(t3.session.id).toBe(t1.session.id);
+    expect(t3.plan.kind).toBe('rewrite');
+    const restored = t3.appended.find((e): e is EventOf<'client.msg'> => e.type === 'client.msg' && e.msg.role === 'assistant')!;
+    // The log's own reply: its bytes and its thinking, not the client's echo.
+    expect(restored.msg).toEqual({ role: 'assistant', content: null, tool_calls: r2.tool_calls, thinking: 'thought two' });
+    const built = t3.session.window.build({ route: 'm', model: 'm', origin: ORIGIN, params: {} });
+    expect(built.request.messages.map((x) => x.role)).toEqual(['system', 'user', 'assistant', 'tool']);
+    expect(built.request.messages[2]).toMatchObject({ thinking: 'thought two' });
+    t3.release();
+  });
+
+  it('a request diverging from one in flight forks: a new session naming its parent', async () => {
+    const m = await manager();
+    const r1 = reply('r1');
+    const t1 = await run(m, [u('1')], r1);
+    const base = [u('1'), asAssistant(r1)];
+    const running = await m.begin(incoming([...base, u('slow')]));
+    const fork = await m.begin(incoming([...base, u('fast')]));
+    expect(fork.session.id).not.toBe(t1.session.id);
+    const start = fork.session.log.events[0] as EventOf<'session.start'>;
+    expect(start.parent).toEqual({ session: t1.session.id, seq: running.appended[0]!.seq });
+    // The fork holds the parent's events before the divergence, then its own message.
+    expect(fork.session.view.entries.map((e) => e.msg.content)).toEqual(['1', 'r1', 'fast']);
+    expect(running.session.view.entries.map((e) => e.msg.content)).toEqual(['1', 'r1', 'slow']);
+    fork.release();
+    running.release();
+  });
+
+  it('the same conversation as a request in flight runs beside it (a fork), without waiting', async () => {
+    const m = await manager();
+    const first = await m.begin(incoming([u('same opening')]));
+    const twin = await m.begin(incoming([u('same opening')]));
+    expect(twin.session.id).not.toBe(first.session.id);
+    const start = twin.session.log.events[0] as EventOf<'session.start'>;
+    expect(start.parent).toEqual({ session: first.session.id, seq: first.appended.at(-1)!.seq + 1 });
+    expect(twin.session.view.entries.map((e) => e.msg.content)).toEqual(['same opening']);
+    // Both build the same request.
+    const build = (t: Turn) => t.session.window.build({ route: 'm', model: 'm', origin: ORIGIN, params: {} }).digest;
+    expect(build(twin)).toBe(build(first));
+    twin.release();
+    first.release();
+  });
+
+  it('a request diverging from one whose client left is its retry: it waits, then rewrites in the same session', async () => {
+    const m = await manager();
+    const r1 = reply('r1');
+    const t1 = await run(m, [u('1')], r1);
+    const base = [u('1'), asAssistant(r1)];
+    const running = await m.begin(incoming([...base, u('slow')]));
+    running.abandon();
+    let settled = false;
+    const retryPromise = m.begin(incoming([...base, u('retry')])).then((t) => {
+      settled = true;
+      return t;
+    });
+    await new Promise((r) => setTimeout(r, 10));
+    // It waits for the abandoned request to log what it got.
+    expect(settled).toBe(false);
+    answer(running, reply('partial'), { aborted: true });
+    running.release();
+    const retry = await retryPromise;
+    expect(retry.session.id).toBe(t1.session.id);
+    expect(retry.plan.kind).toBe('rewrite');
+    expect(retry.session.view.entries.map((e) => e.msg.content)).toEqual(['1', 'r1', 'retry']);
+    retry.release();
+  });
+
+  it('a session with a request waiting for its turn is not evicted from memory', async () => {
+    const m = await manager(1);
+    const r1 = reply('r1');
+    await run(m, [u('a')], r1);
+    const first = await m.begin(incoming([u('a'), asAssistant(r1), u('a2')]));
+    const waiting = m.begin(incoming([u('a'), asAssistant(r1), u('a2'), u('a3')]));
+    const other = await m.begin(incoming([u('another conversation')], { system: 'other' }));
+    first.release();
+    const second = await waiting;
+    expect(second.session).toBe(first.session);
+    // Its log is still open for writing.
+    expect(() => answer(second, reply('r2'))).not.toThrow();
+    await second.session.log.sync();
+    second.release();
+    other.release();
+  });
+
+  it('a session evicted from memory is back at once when its next request comes', async () => {
+    const m = await manager(1);
+    const r1 = reply('r1');
+    const a = await run(m, [u('a')], r1);
+    // A second session pushes the first out of memory (its log closing in the background)...
+    await run(m, [u('b')], reply('rb'), { system: 'other' });
+    // ... and the first one's next request, right away, reopens it.
+    const again = await run(m, [u('a'), asAssistant(r1), u('a2')], reply('r2'));
+    expect(again.session.id).toBe(a.session.id);
+    expect(again.session).not.toBe(a.session);
+    expect(again.plan.kind).toBe('append');
+    expect((await events(a.session.id)).filter((e) => e.type === 'llm.resp')).toHaveLength(2);
+  });
+
+  it('a restarted manager continues every session where its log ends', async () => {
+    const m = await manager();
+    const r1 = reply('r1');
+    const t1 = await run(m, [u('1')], r1);
+    const r2 = reply('r2');
+    await run(m, [u('1'), asAssistant(r1), u('2')], r2);
+    await m.close();
+    managers = [];
+    const again = await manager();
+    const t3 = await again.begin(incoming([u('1'), asAssistant(r1), u('2'), asAssistant(r2), u('3')]));
+    expect(t3.session.id).toBe(t1.session.id);
+    expect(t3.plan).toEqual({ kind: 'append', from: 4 });
+    t3.release();
+  });
+});

@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import type { LogEvent } from '../../src/core/events.js';
+import type { NeutralMessage, NeutralReply } from '../../src/core/types.js';
+import { mergeCatalog, restoreReply } from '../../src/session/additions.js';
+import { canonicalMessage, chainHashes, chainStart, replyFingerprint } from '../../src/session/fingerprint.js';
+import { PrefixIndex } from '../../src/session/prefix-index.js';
+import { ClientView } from '../../src/session/view.js';
+
+const TS = '2026-01-01T00:00:00.000Z';
+const ORIGIN = { provider: 'p', model: 'm' };
+
+/** A view folded from client messages and replies, in that order. */
+function viewOf(items: (NeutralMessage | NeutralReply)[]): ClientView {
+  const view = new ClientView();
+  items.forEach((item, i) => {
+    const seq = i + 1;
+    const event: LogEvent = 'role' in item
+      ? { seq, ts: TS, type: 'client.msg', msg: item }
+      : { seq, ts: TS, type: 'llm.resp', req: seq, reply: item, origin: ORIGIN, timings: { total_ms: 1 } };
+    view.apply(event);
+  });
+  return view;
+}
+
+const u = (text: string): NeutralMessage => ({ role: 'user', content: text });
+const r = (text: string, thinking?: string): NeutralReply => ({ content: text, finish_reason: 'stop', ...(thinking === undefined ? {} : { thinking }) });
+const hashesOf = (msgs: NeutralMessage[]) => chainHashes(chainStart(undefined, []), msgs.map(canonicalMessage));
+const asMsg = (x: NeutralReply): NeutralMessage => ({ role: 'assistant', content: x.content });
+
+describe('PrefixIndex', () => {
+  it('finds the session holding the longest prefix', () => {
+    const index = new PrefixIndex();
+    index.index('short', viewOf([u('1')]));
+    index.index('long', viewOf([u('1'), r('a'), u('2')]));
+    expect(index.longest(hashesOf([u('1'), asMsg(r('a')), u('2'), asMsg(r('b'))]))).toBe('long');
+    expect(index.longest(hashesOf([u('other')]))).toBeUndefined();
+    expect(index.matchLength('long', hashesOf([u('1'), asMsg(r('a')), u('x')]))).toBe(2);
+    expect(index.matchLength('short', hashesOf([u('1'), asMsg(r('a'))]))).toBe(1);
+    expect(index.matchLength('short', hashesOf([u('x')]))).toBe(0);
+  });
+
+  it('among sessions sharing the prefix, prefers one the request extends whole, then the latest', () => {
+    const index = new PrefixIndex();
+    index.index('a', viewOf([u('1'), r('a')]));
+    index.index('b', viewOf([u('1'), r('a')]));
+    const request = hashesOf([u('1'), asMsg(r('a')), u('next')]);
+    expect(index.longest(request)).toBe('b');
+    // b moves on: the next request with the same opening goes to a, which it extends whole.
+    index.index('b', viewOf([u('1'), r('a'), u('b1'), r('rb')]));
+    expect(index.longest(request)).toBe('a');
+  });
+
+  it('finds a session by the fingerprint of its latest reply', () => {
+    const index = new PrefixIndex();
+    index.index('s', viewOf([u('1'), r('first'), u('2'), r('latest')]));
+    expect(index.byLatestReply(replyFingerprint(asMsg(r('latest')))!)).toBe('s');
+    expect(index.byLatestReply(replyFingerprint(asMsg(r('first')))!)).toBeUndefined();
+  });
+});
+
+describe('restoreReply', () => {
+  const calls = [{ id: 'call_abc', name: 'f', arguments: '{"a":1,"b":2}' }];
+  const view = viewOf([u('1'), { content: null, tool_calls: calls, thinking: 'why', finish_reason: 'tool_calls' }]);
+
+  it('an echo with the same ids: the logged reply, its bytes and its thinking', () => {
+    const echo: NeutralMessage = { role: 'assistant', content: '', tool_calls: [{ id: 'call_abc', name: 'f', arguments: '{"b":2,"a":1}' }] };
+    expect(restoreReply(view, echo)).toEqual({ role: 'assistant', content: null, tool_calls: calls, thinking: 'why' });
+  });
+
+  it('an echo with ids the client rewrote: its own message, with the thinking', () => {
+    const echo: NeutralMessage = { role: 'assistant', content: null, tool_calls: [{ id: 'c1', name: 'f', arguments: '{"b":2,"a":1}' }] };
+    expect(restoreReply(view, echo)).toEqual({ ...echo, thinking: 'why' });
+  });
+
+  it('anything else is left as it is', () => {
+    const other: NeutralMessage = { role: 'assistant', content: 'something the client wrote' };
+    expect(restoreReply(view, other)).toBe(other);
+    expect(restoreReply(view, u('1'))).toEqual(u('1'));
+  });
+});
+
+describe('mergeCatalog', () => {
+  const tool = (name: string, description: string) => ({ type: 'function' as const, function: { name, description } });
+
+  it('keeps unchanged tools as first seen and in first-seen order; changed and new ones follow', () => {
+    const current = [tool('a', 'A'), tool('b', 'B'), tool('c', 'C')];
+    const merged = mergeCatalog(current, [tool('c', 'C'), tool('b', 'B2'), tool('d', 'D'), tool('a', 'A')]);
+    expect(merged.map((t) => `${t.function.name}:${t.function.description}`)).toEqual(['a:A', 'c:C', 'b:B2', 'd:D']);
+    expect(merged[0]).toBe(current[0]);
+  });
+});
