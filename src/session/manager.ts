@@ -9,8 +9,8 @@ import { randomBytes } from 'node:crypto';
 import type { EventBody, LogEvent, Recipe } from '../core/events.js';
 import type { NeutralMessage, NeutralRequest, ToolSpec } from '../core/types.js';
 import type { LogStore, SessionLog } from '../log/store.js';
-import { readLog } from '../log/reader.js';
-import { WindowState } from '../window/index.js';
+import { readEventAt, readLog } from '../log/reader.js';
+import { StartTracker, WindowState, type StartPoint } from '../window/index.js';
 import { mergeCatalog, restoreReply } from './additions.js';
 import { canonicalMessage, catalogCanonical, chainHashes, chainStart, replyFingerprint } from './fingerprint.js';
 import { planRequest, type Plan } from './plan.js';
@@ -50,6 +50,16 @@ export interface LiveSession {
   previousRequest: NeutralRequest | undefined;
   /** Prompt tokens the upstream reported for the last reply, for prefix reuse. */
   previousPrompt: number | undefined;
+  /** Follows where a window can be built from; written beside the log when the session leaves memory. */
+  readonly tracker: StartTracker;
+  /** The point this session was loaded from, if it was loaded from a saved one. */
+  loadedFrom: StartPoint | undefined;
+}
+
+/** The sidecar `<id>.idx.json`: where the next load of the session may start reading. */
+interface SessionIndex {
+  version: 1;
+  point: StartPoint;
 }
 
 export interface Turn {
@@ -190,7 +200,9 @@ export class SessionManager {
     } else {
       // The fork's log opens with the parent's events before the divergence, unchanged, so its
       // requests share the parent's prefix bytes (and their cache).
-      for (const e of parent.session.log.events) {
+      // A parent loaded from a start point holds only the events from there: read it whole.
+      const parentEvents = parent.session.loadedFrom === undefined ? parent.session.log.events : (await readLog(parent.session.log.file)).events;
+      for (const e of parentEvents) {
         if (e.seq >= parent.atSeq) break;
         const { seq: _seq, ts: _ts, ...body } = e;
         const copy = e.type === 'session.start'
@@ -241,6 +253,7 @@ export class SessionManager {
       append: <B extends EventBody>(body: B) => {
         const event = session.log.append(body, this.#now().toISOString()) as unknown as B & { seq: number; ts: string };
         appended.push(event as LogEvent);
+        session.tracker.apply(event as LogEvent, session.log.offsetOf(event.seq) ?? 0);
         session.window.apply(event as LogEvent);
         session.view.apply(event as LogEvent);
         session.lastActive = this.#now().getTime();
@@ -282,13 +295,26 @@ export class SessionManager {
     if (pending !== undefined) return pending;
     const loading = (async () => {
       await this.#closing.get(id);
-      const log = await this.#store.open(id, { create: false });
+      // Read from the saved start point when there is one: the carried events, then the log
+      // from the start on. The window built from them is the window built from every event.
+      const point = await this.#savedPoint(id);
+      const carried = point === undefined ? [] : await this.#readCarried(id, point);
+      const usable = point !== undefined && carried !== undefined;
+      const log = await this.#store.open(id, usable ? { create: false, fromOffset: point.start.offset } : { create: false });
+      if (usable && log.events[0]?.seq !== point.start.seq) {
+        await log.close();
+        throw new Error(`${this.#store.indexFile(id)}: the start point names seq ${point.start.seq}, the log has ${log.events[0]?.seq ?? 'nothing'} there`);
+      }
       const session = this.#adopt(id, log);
-      for (const e of log.events) {
+      session.loadedFrom = usable ? point : undefined;
+      const fold = (e: LogEvent, offset: number) => {
+        session.tracker.apply(e, offset);
         session.window.apply(e);
         session.view.apply(e);
         if (e.type === 'session.start') session.explicitIds.push(...e.ids);
-      }
+      };
+      if (usable) carried.forEach((e, i) => fold(e, point.carried[i]!.offset));
+      for (const e of log.events) fold(e, log.offsetOf(e.seq) ?? 0);
       session.catalogCanonical = catalogCanonical(session.view.tools);
       return session;
     })();
@@ -300,11 +326,39 @@ export class SessionManager {
     }
   }
 
+  async #savedPoint(id: string): Promise<StartPoint | undefined> {
+    try {
+      const index = await this.#store.readIndex<SessionIndex>(id);
+      return index?.version === 1 && index.point.start.seq > 1 ? index.point : undefined;
+    } catch {
+      return undefined; // an unreadable index only costs a whole read
+    }
+  }
+
+  /** The carried events a saved point names, or undefined when the point does not fit the log. */
+  async #readCarried(id: string, point: StartPoint): Promise<LogEvent[] | undefined> {
+    try {
+      const events = await Promise.all(point.carried.map((c) => readEventAt(this.#store.file(id), c.offset)));
+      return events.every((e, i) => e.seq === point.carried[i]!.seq) ? events : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Save where the session's next load may start, then close its log. */
+  async #saveAndClose(s: LiveSession): Promise<void> {
+    await s.log.sync();
+    const tracked = s.tracker.point;
+    const point = tracked !== undefined && (s.loadedFrom === undefined || tracked.start.seq > s.loadedFrom.start.seq) ? tracked : s.loadedFrom;
+    if (point !== undefined && point.start.seq > 1) await this.#store.writeIndex(s.id, { version: 1, point } satisfies SessionIndex);
+    await s.log.close();
+  }
+
   #adopt(id: string, log: SessionLog): LiveSession {
     const session: LiveSession = {
       id, log, window: new WindowState(), view: new ClientView(), explicitIds: [],
       catalogCanonical: catalogCanonical([]), inFlightFrom: undefined, users: 0, lastActive: this.#now().getTime(), tail: Promise.resolve(),
-      previousRequest: undefined, previousPrompt: undefined,
+      previousRequest: undefined, previousPrompt: undefined, tracker: new StartTracker(), loadedFrom: undefined,
     };
     this.#live.set(id, session);
     return session;
@@ -317,7 +371,7 @@ export class SessionManager {
       if (s.users > 0) continue;
       this.#live.delete(id);
       // Its next request may come before the close is done: #load waits for it.
-      const closing = s.log.close().catch(() => undefined).finally(() => this.#closing.delete(id));
+      const closing = this.#saveAndClose(s).catch(() => undefined).finally(() => this.#closing.delete(id));
       this.#closing.set(id, closing);
     }
   }
@@ -339,7 +393,7 @@ export class SessionManager {
 
   /** Close every live session (flushing its log). */
   async close(): Promise<void> {
-    await Promise.all([...this.#live.values()].map((s) => s.log.close()));
+    await Promise.all([...this.#live.values()].map((s) => this.#saveAndClose(s)));
     await Promise.all(this.#closing.values());
     this.#live.clear();
   }
