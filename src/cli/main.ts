@@ -13,6 +13,8 @@ const commands: Record<string, { summary: string; load: () => Promise<Command> }
   diff: { summary: 'name the first difference between a request and its predecessor', load: async () => (await import('./diff.js')).diffCommand },
   summary: { summary: 'add or revoke a reviewed summary of a span of a session', load: async () => (await import('./summary.js')).summaryCommand },
   sim: { summary: 'run the simulated upstream', load: async () => (await import('./sim.js')).simCommand },
+  sessions: { summary: 'list stored sessions: requests, tokens, token cache rate, cost', load: async () => (await import('./sessions.js')).sessionsCommand },
+  stats: { summary: 'one session\'s requests and totals: cached, written, reuse, break causes, cost', load: async () => (await import('./stats.js')).statsCommand },
 };
 
 function usage(): string {

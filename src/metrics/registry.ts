@@ -18,6 +18,8 @@ export interface Metrics {
   windowTrims: Counter<'provider' | 'model'>;
   duration: Histogram<'provider' | 'model' | 'phase'>;
   cost: Counter<'provider' | 'model' | 'kind'>;
+  /** What cache reads saved against the input price (savings.ts); needs the route's prices. */
+  costSaved: Counter<'provider' | 'model'>;
   activeSessions: Gauge;
   upstreamErrors: Counter<'provider' | 'model' | 'status'>;
   promptEvalSeconds: Histogram<'provider' | 'model'>;
@@ -48,6 +50,7 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       labelNames: [...pm, 'phase'], buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120], registers: [registry],
     }),
     cost: counter('proxy_cost_usd_total', 'Cost in USD at the configured prices (or as the provider reported it).', [...pm, 'kind']),
+    costSaved: counter('proxy_cost_saved_usd_total', 'USD saved by cache reads at the configured prices: cached tokens x (input - cache_read price).', pm),
     activeSessions: new Gauge({ name: 'proxy_active_sessions', help: 'Sessions held in memory.', registers: [registry] }),
     upstreamErrors: counter('proxy_upstream_errors_total', 'Upstream failures by status (or transport error code).', [...pm, 'status']),
     promptEvalSeconds: new Histogram({

@@ -8,6 +8,8 @@ import { listModels } from '../config/routes.js';
 import type { Config } from '../config/types.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { SessionManager } from '../session/manager.js';
+import { LogStore } from '../log/store.js';
+import { registerAdmin } from './admin.js';
 import { handleChat, routeLabels, UNROUTED } from './chat.js';
 import type { ImageStore } from './images.js';
 import type { Upstreams } from './upstream.js';
@@ -48,10 +50,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     void reply.status(proxyErr.status).send(errorBody(proxyErr));
   });
   app.setNotFoundHandler((req, reply) => {
-    const err = new ProxyError('invalid_request', { detail: `Unknown route ${req.method} ${req.url}. The proxy serves POST /v1/chat/completions, GET /v1/models, GET /healthz and GET /metrics.` });
+    const err = new ProxyError('invalid_request', { detail: `Unknown route ${req.method} ${req.url}. The proxy serves POST /v1/chat/completions, GET /v1/models, GET /healthz, GET /metrics and (with an admin key) GET /admin/sessions.` });
     void reply.status(404).send(errorBody(err));
   });
 
+  registerAdmin(app, { config: deps.config, store: new LogStore(deps.config.dataDir) });
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/v1/models', async () => ({
     object: 'list',

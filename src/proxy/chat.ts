@@ -21,6 +21,7 @@ import { firstDifference } from '../window/index.js';
 import type { AppDeps } from './app.js';
 import { toConversation, toParams, toTools } from './convert.js';
 import { parseChatRequest } from './inbound.js';
+import { recordCacheSaving } from '../metrics/savings.js';
 import { recordReply } from './record.js';
 import { explicitSessionId } from './session-id.js';
 import { classifyTransportError, isAbort } from './upstream.js';
@@ -168,6 +169,7 @@ export async function handleChat(req: FastifyRequest, reply: FastifyReply, deps:
     turn.append({ type: 'llm.resp', req: reqEvent.seq, reply: final, origin, timings: timings(callStarted, firstByte) });
     await turn.session.log.sync();
     recordReply(deps.metrics, labels, route, final, turn.session.previousPrompt);
+    recordCacheSaving(deps.metrics, labels, route, final.usage);
     turn.session.previousPrompt = final.usage?.prompt_tokens;
     deps.metrics.requests.inc({ ...labels, status: '200' });
     deps.metrics.duration.observe({ ...labels, phase: 'total' }, (performance.now() - started) / 1000);

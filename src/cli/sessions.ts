@@ -1,0 +1,25 @@
+/**
+ * `proxy sessions [--json] [--data-dir DIR] [--config PATH]`: every stored session with its
+ * model, requests, prompt tokens, token cache rate (sum over sum; unknown, not 0, when nothing
+ * reported a cache read), cost and last activity; most recently active first.
+ */
+import { ProxyError } from '../core/errors.js';
+import { listSessionSummaries } from '../stats/collect.js';
+import { renderSessions } from '../stats/render.js';
+import { parse } from './args.js';
+import { STATS_OPTIONS, statsSources } from './stats.js';
+
+const HELP = 'usage: proxy sessions [--json] [--data-dir DIR] [--config PATH]';
+
+export async function sessionsCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parse(args, STATS_OPTIONS, HELP);
+  if (values.help === true) {
+    process.stdout.write(HELP + '\n');
+    return 0;
+  }
+  if (positionals.length > 0) throw new ProxyError('bad_argument', { detail: `unexpected argument ${JSON.stringify(positionals[0])}\n${HELP}` });
+  const { store, prices } = statsSources(values);
+  const report = await listSessionSummaries(store, prices);
+  process.stdout.write(values.json === true ? JSON.stringify(report, null, 2) + '\n' : renderSessions(report) + '\n');
+  return 0;
+}

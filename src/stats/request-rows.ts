@@ -1,0 +1,112 @@
+/**
+ * One row per model request of a session, folded from its log: what the provider reported, how
+ * much of the predecessor's prompt it read back, why the prefix broke, and what it cost. A figure
+ * the provider did not report is `null` (unknown), never 0: a reported 0 stays 0.
+ */
+import type { BreakCause, EventOf, LogEvent } from '../core/events.js';
+import type { Usage } from '../core/types.js';
+import { costOfUsage, type CostSource, type PriceBook } from './prices.js';
+
+export type RequestStatus = 'ok' | 'aborted' | 'error' | 'pending';
+
+export interface RequestRow {
+  /** Seq of the `llm.req` event. */
+  seq: number;
+  ts: string;
+  /** The route (config model name, or `provider/model`): the metrics' `model` label. */
+  route: string;
+  /** Upstream model id. */
+  model: string;
+  provider: string;
+  /** Why the prefix differed from the predecessor's, as logged; null in logs that did not record it. */
+  cause: BreakCause | null;
+  est_tokens: number;
+  status: RequestStatus;
+  /** For `error`: the upstream status, or the transport error's text. */
+  error: string | null;
+  prompt_tokens: number | null;
+  cached_tokens: number | null;
+  cache_write_tokens: number | null;
+  completion_tokens: number | null;
+  reasoning_tokens: number | null;
+  /**
+   * Cached tokens over the predecessor's prompt tokens (the predecessor: the session's previous
+   * completed reply, as the live proxy counts it). Not capped: above 1 the provider read more than
+   * the predecessor's prompt.
+   */
+  reuse: number | null;
+  cost_usd: number | null;
+  cost_source: CostSource | null;
+  ttfb_ms: number | null;
+  total_ms: number | null;
+}
+
+/** The request rows of one session's events, in log order. */
+export function requestRows(events: readonly LogEvent[], prices: PriceBook): RequestRow[] {
+  const rows: RequestRow[] = [];
+  const bySeq = new Map<number, RequestRow>();
+  let previousPrompt: number | undefined;
+  for (const event of events) {
+    if (event.type === 'llm.req') {
+      const row = newRow(event);
+      rows.push(row);
+      bySeq.set(event.seq, row);
+    } else if (event.type === 'llm.resp') {
+      const row = bySeq.get(event.req);
+      if (row === undefined) continue; // its request is before the part of the log that was read
+      applyReply(row, event, previousPrompt, prices);
+      // The live proxy's predecessor is the last reply it relayed in full (chat.ts).
+      if (event.aborted !== true) previousPrompt = event.reply.usage?.prompt_tokens;
+    } else if (event.type === 'llm.error') {
+      const row = bySeq.get(event.req);
+      if (row === undefined) continue;
+      row.status = 'error';
+      row.error = event.status !== undefined ? String(event.status) : (event.error ?? 'unknown error');
+    }
+  }
+  return rows;
+}
+
+function newRow(event: EventOf<'llm.req'>): RequestRow {
+  return {
+    seq: event.seq,
+    ts: event.ts,
+    route: event.route,
+    model: event.model,
+    provider: event.origin.provider,
+    cause: event.cause ?? null,
+    est_tokens: event.est_tokens,
+    status: 'pending',
+    error: null,
+    prompt_tokens: null,
+    cached_tokens: null,
+    cache_write_tokens: null,
+    completion_tokens: null,
+    reasoning_tokens: null,
+    reuse: null,
+    cost_usd: null,
+    cost_source: null,
+    ttfb_ms: null,
+    total_ms: null,
+  };
+}
+
+function applyReply(row: RequestRow, event: EventOf<'llm.resp'>, previousPrompt: number | undefined, prices: PriceBook): void {
+  const u: Usage | undefined = event.reply.usage;
+  row.status = event.aborted === true ? 'aborted' : 'ok';
+  row.prompt_tokens = u?.prompt_tokens ?? null;
+  row.cached_tokens = u?.cached_tokens ?? null;
+  row.cache_write_tokens = u?.cache_write_tokens ?? null;
+  row.completion_tokens = u?.completion_tokens ?? null;
+  row.reasoning_tokens = u?.reasoning_tokens ?? null;
+  if (u?.cached_tokens !== undefined && previousPrompt !== undefined && previousPrompt > 0) {
+    row.reuse = u.cached_tokens / previousPrompt;
+  }
+  const cost = costOfUsage(prices(row.route), u);
+  if (cost !== undefined) {
+    row.cost_usd = cost.usd;
+    row.cost_source = cost.source;
+  }
+  row.ttfb_ms = event.timings.ttfb_ms ?? null;
+  row.total_ms = event.timings.total_ms;
+}

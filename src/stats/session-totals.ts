@@ -1,0 +1,105 @@
+/**
+ * A session's totals over its request rows. The token cache rate is sum(cached) / sum(prompt)
+ * over the replies that reported both, with a positive prompt count (seed amendment 2026-10-07,
+ * "whole-session token cache rate"): never an average of per-request rates, and unknown (null)
+ * rather than 0 when no reply reported a cache read against a positive prompt total. Token sums
+ * are null when no reply reported that figure at all.
+ */
+import type { LogEvent } from '../core/events.js';
+import type { PriceBook } from './prices.js';
+import { requestRows, type RequestRow } from './request-rows.js';
+
+export interface Totals {
+  requests: number;
+  /** Requests with a reply (aborted ones included). */
+  replies: number;
+  errors: number;
+  aborted: number;
+  prompt_tokens: number | null;
+  cached_tokens: number | null;
+  cache_write_tokens: number | null;
+  completion_tokens: number | null;
+  reasoning_tokens: number | null;
+  /** sum(cached) / sum(prompt) over `rate_basis`; null: unknown. */
+  token_cache_rate: number | null;
+  /** The replies the rate is taken over: those reporting both cached and a positive prompt. */
+  rate_basis: { replies: number; prompt_tokens: number; cached_tokens: number };
+  /** Sum of the known costs; null when no reply's cost is known. */
+  cost_usd: number | null;
+  /** Replies whose cost is unknown: when above 0, `cost_usd` is a lower bound. */
+  cost_unknown: number;
+}
+
+export interface SessionSummary extends Totals {
+  id: string;
+  /** Routes the session's requests went to, in order of first use. */
+  models: string[];
+  started: string | null;
+  last_active: string | null;
+  /** The log's last line was torn (a crash mid-write); everything before it is counted. */
+  torn: boolean;
+}
+
+export interface SessionStats {
+  session: SessionSummary;
+  requests: RequestRow[];
+}
+
+export function totalsOf(rows: readonly RequestRow[]): Totals {
+  const sum = (key: 'prompt_tokens' | 'cached_tokens' | 'cache_write_tokens' | 'completion_tokens' | 'reasoning_tokens'): number | null => {
+    let total: number | null = null;
+    for (const row of rows) {
+      const value = row[key];
+      if (value !== null) total = (total ?? 0) + value;
+    }
+    return total;
+  };
+  const basis = { replies: 0, prompt_tokens: 0, cached_tokens: 0 };
+  let cost: number | null = null;
+  let costUnknown = 0;
+  let replies = 0;
+  for (const row of rows) {
+    if (row.status !== 'ok' && row.status !== 'aborted') continue;
+    replies++;
+    if (row.cached_tokens !== null && row.prompt_tokens !== null && row.prompt_tokens > 0) {
+      basis.replies++;
+      basis.prompt_tokens += row.prompt_tokens;
+      basis.cached_tokens += row.cached_tokens;
+    }
+    if (row.cost_usd === null) costUnknown++;
+    else cost = (cost ?? 0) + row.cost_usd;
+  }
+  return {
+    requests: rows.length,
+    replies,
+    errors: rows.filter((r) => r.status === 'error').length,
+    aborted: rows.filter((r) => r.status === 'aborted').length,
+    prompt_tokens: sum('prompt_tokens'),
+    cached_tokens: sum('cached_tokens'),
+    cache_write_tokens: sum('cache_write_tokens'),
+    completion_tokens: sum('completion_tokens'),
+    reasoning_tokens: sum('reasoning_tokens'),
+    token_cache_rate: basis.prompt_tokens > 0 ? basis.cached_tokens / basis.prompt_tokens : null,
+    rate_basis: basis,
+    cost_usd: cost,
+    cost_unknown: costUnknown,
+  };
+}
+
+/** Rows and totals of one session's events (the whole log, or what was read of it). */
+export function sessionStats(id: string, events: readonly LogEvent[], prices: PriceBook, opts: { torn?: boolean } = {}): SessionStats {
+  const rows = requestRows(events, prices);
+  const models: string[] = [];
+  for (const row of rows) if (!models.includes(row.route)) models.push(row.route);
+  return {
+    session: {
+      id,
+      models,
+      started: events[0]?.ts ?? null,
+      last_active: events.at(-1)?.ts ?? null,
+      torn: opts.torn ?? false,
+      ...totalsOf(rows),
+    },
+    requests: rows,
+  };
+}
