@@ -39,7 +39,9 @@ export type BreakCause =
   | 'client_rewrite'
   | 'model_switch'
   | 'params'
-  | 'summary';
+  | 'summary'
+  /** The prefix held, but the provider read less of it from its cache than it allowed. */
+  | 'provider_miss';
 
 /** Which cache hints went on the wire; recorded for the dashboards, not part of the digest. */
 export interface HintsRecord {
@@ -89,6 +91,8 @@ export type EventBody =
       origin: Origin;
       timings: Timings;
       aborted?: true;
+      /** The request's prefix held (cause `none`) but the provider read less than it allowed. */
+      provider_miss?: true;
     }
   | { type: 'llm.error'; req: number; status?: number; body?: string; error?: string }
   /** The client's history diverged: every conversation entry with seq >= from_seq leaves the window. */

@@ -22,7 +22,7 @@ import type { AppDeps } from './app.js';
 import { toConversation, toParams, toTools } from './convert.js';
 import { parseChatRequest } from './inbound.js';
 import { recordCacheSaving } from '../metrics/savings.js';
-import { recordReply } from './record.js';
+import { isProviderMiss, recordReply } from './record.js';
 import { explicitSessionId } from './session-id.js';
 import { classifyTransportError, isAbort } from './upstream.js';
 
@@ -72,14 +72,13 @@ export async function handleChat(req: FastifyRequest, reply: FastifyReply, deps:
     const origin: Origin = { provider: route.provider, model: route.dialect.model };
     const built = turn.session.window.build({ route: route.name, model: route.dialect.model, origin, params });
     const hints = hintsFor(route, turn.session.id);
-    const cause = breakCause(turn, built.request, built.trimmed);
+    const cause = breakCause(turn, built.request);
     const reqEvent = turn.append({
       type: 'llm.req', digest: built.digest, recipe_version: turn.session.window.recipe?.version ?? route.recipe.version,
       route: route.name, model: route.dialect.model, origin, params, elided: built.elided, est_tokens: built.estTokens,
       hints: hintsRecord(hints), cause,
     });
     turn.session.previousRequest = built.request;
-    deps.metrics.cacheBreaks.inc({ ...labels, cause });
     if (built.trimmed) deps.metrics.windowTrims.inc(labels);
 
     const encoded = dialect.encodeRequest(built.request, route.dialect, hints, { stream: true, resolveImage: (sha) => deps.images.resolve(sha) });
@@ -166,10 +165,15 @@ export async function handleChat(req: FastifyRequest, reply: FastifyReply, deps:
       throw failure;
     }
 
-    turn.append({ type: 'llm.resp', req: reqEvent.seq, reply: final, origin, timings: timings(callStarted, firstByte) });
+    const providerMiss = isProviderMiss(cause, final.usage?.cached_tokens, turn.session.previousPrompt);
+    turn.append({
+      type: 'llm.resp', req: reqEvent.seq, reply: final, origin, timings: timings(callStarted, firstByte),
+      ...(providerMiss ? { provider_miss: true as const } : {}),
+    });
     await turn.session.log.sync();
     recordReply(deps.metrics, labels, route, final, turn.session.previousPrompt);
     recordCacheSaving(deps.metrics, labels, route, final.usage);
+    deps.metrics.cacheBreaks.inc({ ...labels, cause: providerMiss ? 'provider_miss' : cause });
     turn.session.previousPrompt = final.usage?.prompt_tokens;
     deps.metrics.requests.inc({ ...labels, status: '200' });
     deps.metrics.duration.observe({ ...labels, phase: 'total' }, (performance.now() - started) / 1000);
@@ -225,9 +229,9 @@ function bearerOf(header: string | undefined): string | undefined {
 }
 
 /** Why this request's prefix differs from the session's previous request (DESIGN 8). */
-function breakCause(turn: Turn, request: NeutralRequest, trimmed: boolean): BreakCause {
+function breakCause(turn: Turn, request: NeutralRequest): BreakCause {
   const previous = turn.session.previousRequest;
-  if (previous === undefined) return turn.plan.kind === 'new' ? 'first' : trimmed ? 'trim' : 'first';
+  if (previous === undefined) return 'first';
   const diff = firstDifference(previous, request, turn.appended);
   return diff?.cause ?? 'none';
 }

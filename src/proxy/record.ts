@@ -61,3 +61,14 @@ export function recordReply(
     metrics.cost.inc({ ...labels, kind: 'input' }, u.cost_usd);
   }
 }
+
+/**
+ * The prefix held (the request extends its predecessor) but the provider read fewer cached
+ * tokens than the predecessor's prompt allows: expiry, eviction or a cold replica. Providers
+ * cache in blocks (128 tokens at OpenAI), so up to two blocks short still counts as a hit.
+ * Unknown usage is never a miss.
+ */
+export function isProviderMiss(cause: string | undefined, cached: number | undefined, previousPrompt: number | undefined): boolean {
+  if (cause !== 'none' || cached === undefined || previousPrompt === undefined || previousPrompt < 1024) return false;
+  return cached < previousPrompt - 256;
+}

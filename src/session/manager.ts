@@ -314,7 +314,15 @@ export class SessionManager {
         if (e.type === 'session.start') session.explicitIds.push(...e.ids);
       };
       if (usable) carried.forEach((e, i) => fold(e, point.carried[i]!.offset));
-      for (const e of log.events) fold(e, log.offsetOf(e.seq) ?? 0);
+      // The last request is rebuilt on the way (cache-break attribution compares with it).
+      const lastReq = log.events.findLast((e) => e.type === 'llm.req');
+      for (const e of log.events) {
+        if (e === lastReq && e.type === 'llm.req') {
+          session.previousRequest = session.window.build({ route: e.route, model: e.model, origin: e.origin, params: e.params }).request;
+        }
+        if (e.type === 'llm.resp' && e.aborted !== true) session.previousPrompt = e.reply.usage?.prompt_tokens;
+        fold(e, log.offsetOf(e.seq) ?? 0);
+      }
       session.catalogCanonical = catalogCanonical(session.view.tools);
       return session;
     })();

@@ -94,6 +94,7 @@ function newRow(event: EventOf<'llm.req'>): RequestRow {
 function applyReply(row: RequestRow, event: EventOf<'llm.resp'>, previousPrompt: number | undefined, prices: PriceBook): void {
   const u: Usage | undefined = event.reply.usage;
   row.status = event.aborted === true ? 'aborted' : 'ok';
+  if (event.provider_miss === true) row.cause = 'provider_miss';
   row.prompt_tokens = u?.prompt_tokens ?? null;
   row.cached_tokens = u?.cached_tokens ?? null;
   row.cache_write_tokens = u?.cache_write_tokens ?? null;
