@@ -47,6 +47,6 @@ export default tseslint.config(
   },
   pure('core', ['core']),
   pure('window', ['core']),
-  pure('dialects', ['core', 'dialects']),
+  pure('dialects', ['core', 'dialects', 'cache-hints']),
   pure('cache-hints', ['core', 'config']),
 );

@@ -185,6 +185,7 @@ function buildModel(
     price: entry.price,
     keepReasoning: entry.keep_reasoning ?? false,
     thinking: entry.thinking,
+    keepAlive: entry.keep_alive,
   };
 }
 

@@ -128,22 +128,26 @@ export const PRESETS = {
   },
   // The simulator (DESIGN section 9). Without base_url the proxy starts it on loopback itself.
   sim: { ...chat, fromEnv: false, reasoningOut: 'reasoning_content', affinityHeaders: ['x-session-id'] },
-  // Dialects still to come: the config loads, a request to such a route fails clearly.
   // Anthropic caches only when asked, so its models ask for the five-minute cache by default
-  // (seed amendment 2026-10-05); thinking goes back only as signed blocks; it has no session header.
+  // (seed amendment 2026-10-05), as the request's top-level cache_control, which the API applies to
+  // the last cacheable block (SDK MessageCreateParamsBase, 2026); thinking goes back only as signed
+  // blocks; it has no session header.
   anthropic: {
     ...chat, wire: 'anthropic-messages', baseUrl: 'https://api.anthropic.com/v1', apiKeyEnv: 'ANTHROPIC_API_KEY',
-    reasoningOut: 'none', cacheKey: 'off', topLevelCacheControl: true, cacheControl: 'ephemeral', ready: false,
+    reasoningOut: 'none', cacheKey: 'off', topLevelCacheControl: true, cacheControl: 'ephemeral',
   },
-  // Native /api/chat: thinking goes back as messages[].thinking (the dialect's own field).
+  // Native /api/chat: thinking goes back as messages[].thinking (the dialect's own field; a model's
+  // reasoning = "none" keeps it out); no session key (one KV slot per model is the cache); num_ctx
+  // and keep_alive come from the route.
   ollama: {
     ...chat, wire: 'ollama-chat', baseUrl: 'http://127.0.0.1:11434', baseUrlEnv: 'OLLAMA_HOST',
-    reasoningOut: 'reasoning', cacheKey: 'off', ready: false,
+    reasoningOut: 'reasoning', cacheKey: 'off',
   },
-  // Responses: reasoning goes back as encrypted items (keep_reasoning), never as text.
+  // Responses: reasoning goes back as encrypted items (keep_reasoning), never as text; the key as
+  // prompt_cache_key, and Codex's session headers for a ChatGPT-plan credential (codex_headers).
   'openai-responses': {
     ...chat, wire: 'openai-responses', baseUrl: 'https://api.openai.com/v1', apiKeyEnv: 'OPENAI_API_KEY',
-    fromEnv: false, reasoningOut: 'none', ready: false,
+    fromEnv: false, reasoningOut: 'none',
   },
 } as const satisfies Record<string, Preset>;
 

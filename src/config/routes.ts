@@ -112,7 +112,11 @@ function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig): 
     reasoningOnToolTurns: preset.reasoningOnToolTurns && model.reasoningOut === 'reasoning_content',
     headers: { ...provider.headers },
   };
+  if (model.thinking !== undefined) dialect.thinking = model.thinking;
+  if (model.keepReasoning) dialect.keepReasoning = true;
   const s = model.sizes;
+  dialect.numCtx = s.context;
+  if (model.keepAlive !== undefined) dialect.keepAlive = model.keepAlive;
   const recipe: Recipe = {
     version: 'window-v1',
     route: name,

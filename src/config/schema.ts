@@ -103,6 +103,8 @@ export const modelSchema = table({
   price: priceSchema.optional(),
   keep_reasoning: bool().optional(),
   thinking: oneOf(['enabled', 'disabled', 'adaptive']).optional(),
+  /** Ollama's keep_alive: a duration ("30m", "1h") or seconds (-1 keeps the model loaded). */
+  keep_alive: z.union([text('a duration such as "30m"'), z.int()], { error: 'expected a duration such as "30m", or a whole number of seconds' }).optional(),
 });
 
 export const windowSchema = table({

@@ -89,6 +89,8 @@ export interface ModelConfig {
   price?: Price;
   keepReasoning: boolean;
   thinking?: 'enabled' | 'disabled' | 'adaptive';
+  /** Ollama's keep_alive; absent: the dialect's default. */
+  keepAlive?: string | number;
 }
 
 /** The `[window]` table with defaults applied; unset water marks follow each route's context. */

@@ -29,6 +29,20 @@ export interface DialectRoute {
    * know only `max_tokens`. Absent means `max_tokens`.
    */
   maxTokensField?: 'max_tokens' | 'max_completion_tokens';
+  /**
+   * openai-responses: ask for each reply's reasoning encrypted (`include`) and keep its reasoning
+   * items as blocks to give back (`keep_reasoning`, seed amendment 2026-10-07). Absent: false.
+   */
+  keepReasoning?: boolean;
+  /**
+   * The route's `thinking` setting; a dialect with a switch for thinking reads it (Ollama's `think`;
+   * Anthropic's `thinking`, where absent means the client's `reasoning_effort` decides).
+   */
+  thinking?: 'enabled' | 'disabled' | 'adaptive';
+  /** ollama-chat: `options.num_ctx`, the route's context. Kept constant: a change reloads the model. */
+  numCtx?: number;
+  /** ollama-chat: `keep_alive`, a duration ("30m") or seconds (-1: keep loaded); absent: the dialect's default. */
+  keepAlive?: string | number;
 }
 
 /** Cache hints for one request, computed by `src/cache-hints`; wire-only, never in the digest. */
@@ -52,4 +66,6 @@ export interface EncodedRequest {
   path: string;
   headers: Record<string, string>;
   body: string;
+  /** Explicit cache breakpoints the dialect put on blocks (for `llm.req` hints); absent: none. */
+  cacheBreakpoints?: number;
 }

@@ -4,14 +4,17 @@
  */
 import { ProxyError } from '../core/errors.js';
 import type { WireFormat } from '../core/route.js';
+import { anthropicMessages } from './anthropic-messages/index.js';
+import { ollamaChat } from './ollama-chat/index.js';
 import { openaiChat } from './openai-chat/index.js';
+import { openaiResponses } from './openai-responses/index.js';
 import type { Dialect } from './types.js';
 
 export const DIALECTS: Readonly<Record<WireFormat, Dialect | undefined>> = {
   'openai-chat': openaiChat,
-  'anthropic-messages': undefined,
-  'ollama-chat': undefined,
-  'openai-responses': undefined,
+  'anthropic-messages': anthropicMessages,
+  'ollama-chat': ollamaChat,
+  'openai-responses': openaiResponses,
 };
 
 /** The dialect for a wire format; `internal_error` for one not built yet (config should refuse it first). */

@@ -2,7 +2,10 @@
  * The simulator's HTTP server (node:http, no framework: it must stay light under benchmarks).
  *
  * Routes: `POST /v1/chat/completions`, `GET /v1/models`, each also under `/<mode>/v1/...` to pick
- * a mode per request (`/deepseek/v1/chat/completions`); `/v1/...` uses `opts.mode`. Admin, for
+ * a mode per request (`/deepseek/v1/chat/completions`); `/v1/...` uses `opts.mode`. Anthropic's own
+ * wire: `POST /anthropic/v1/messages` (and `/v1/messages`), see anthropic/. Ollama's native wire:
+ * `POST /api/chat`, see ollama/. Responses: `POST /v1/responses` (and `/openai/v1/responses`), see
+ * responses/. Admin, for
  * out-of-process use: `GET /_sim/stats`, `GET /_sim/requests`, `POST /_sim/advance?ms=N`,
  * `POST /_sim/reset`.
  */
@@ -11,7 +14,11 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { completionObject, streamPayloads } from './completion.js';
 import { SimEngine, type Outcome } from './engine.js';
+import type { AnthropicRecord } from './anthropic/engine.js';
+import { ANTHROPIC_ROUTE, AnthropicWire } from './anthropic/http.js';
 import { SimError } from './errors.js';
+import { OLLAMA_CHAT_PATH, OllamaSim } from './ollama/handler.js';
+import { RESPONSES_PATH, ResponsesSim } from './responses/handler.js';
 import { SIM_MODES, type SimMode, type SimOptions, type SimRecord, type SimStats } from './types.js';
 
 export interface Sim {
@@ -23,6 +30,8 @@ export interface Sim {
   urlFor(mode: SimMode): string;
   /** Live list, one record per chat request, in arrival order. */
   readonly requests: SimRecord[];
+  /** Live list of the Anthropic wire's requests (`POST /anthropic/v1/messages`, `/v1/messages`). */
+  readonly anthropicRequests: AnthropicRecord[];
   stats(): SimStats;
   reset(): void;
   /** Moves the simulator's clock forward, e.g. past the cache TTL. */
@@ -48,6 +57,12 @@ export async function createSim(opts: SimOptions = {}): Promise<Sim> {
     requireReasoning: opts.requireReasoning ?? false,
     clock: opts.clock ?? Date.now,
   });
+  const anthropic = new AnthropicWire({
+    contextTokens: opts.contextTokens ?? 131_072, ttlMs: opts.ttlMs ?? 300_000, maxEntries: opts.maxBlocksPerReplica ?? 20_000,
+    now: () => engine.now(), ...(opts.apiKey === undefined ? {} : { apiKey: opts.apiKey }),
+  });
+  const ollama = new OllamaSim({ now: () => engine.now(), contextTokens: opts.contextTokens ?? 131_072 });
+  const responses = new ResponsesSim(opts, () => engine.now());
   const models = opts.models ?? ['sim'];
   const auth = opts.apiKey === undefined ? null : `Bearer ${opts.apiKey}`;
 
@@ -62,6 +77,9 @@ export async function createSim(opts: SimOptions = {}): Promise<Sim> {
     const url = new URL(req.url ?? '/', 'http://sim');
     const body = await readBody(req);
     if (url.pathname.startsWith('/_sim/')) return admin(req.method ?? 'GET', url, res);
+    if (ANTHROPIC_ROUTE.test(url.pathname)) return anthropic.handle(req, res, url.pathname, body);
+    if (req.method === 'POST' && url.pathname === OLLAMA_CHAT_PATH) return ollama.serve(req, res, body);
+    if (req.method === 'POST' && RESPONSES_PATH.test(url.pathname)) return responses.serve(req, res, body);
     const route = ROUTE.exec(url.pathname);
     if (route === null) return sendJson(res, 404, new SimError(404, 'unknown_url', `Unknown request URL: ${req.method} ${url.pathname}.`).body());
     if (route[2] === 'models') {
@@ -134,6 +152,9 @@ export async function createSim(opts: SimOptions = {}): Promise<Sim> {
         return sendJson(res, 200, engine.records);
       case 'POST /_sim/reset':
         engine.reset();
+        anthropic.reset();
+        ollama.reset();
+        responses.reset();
         return sendJson(res, 200, { ok: true });
       case 'POST /_sim/advance': {
         const ms = Number(url.searchParams.get('ms'));
@@ -159,8 +180,14 @@ export async function createSim(opts: SimOptions = {}): Promise<Sim> {
     origin,
     urlFor: (m) => `${origin}/${m}/v1`,
     requests: engine.records,
+    anthropicRequests: anthropic.records,
     stats: () => engine.stats(),
-    reset: () => engine.reset(),
+    reset: () => {
+      engine.reset();
+      anthropic.reset();
+      ollama.reset();
+      responses.reset();
+    },
     advance: (ms) => engine.advance(ms),
     now: () => engine.now(),
     close: () =>

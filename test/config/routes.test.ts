@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { PRESET_NAMES, presetOf } from '../../src/config/presets.js';
 import { listModels, resolveRoute, withSimulator } from '../../src/config/routes.js';
 import { ProxyError } from '../../src/core/errors.js';
 import { loadToml, thrown } from './helpers.js';
@@ -31,6 +32,7 @@ describe('resolveRoute', () => {
     expect(route.dialect).toEqual({
       wire: 'openai-chat', preset: 'openrouter', provider: 'openrouter', model: 'anthropic/claude-sonnet-4.6',
       baseUrl: 'https://openrouter.ai/api/v1', reasoningOut: 'reasoning_content', reasoningOnToolTurns: false, headers: {},
+      thinking: 'adaptive', keepReasoning: true, numCtx: 200000,
     });
     expect(route.recipe).toEqual({
       version: 'window-v1', route: 'claude', context: 200000, output_reserve: 4000,
@@ -71,12 +73,22 @@ describe('resolveRoute', () => {
     }
   });
 
+  it('resolves an Anthropic model to the anthropic-messages dialect, asking for the five-minute cache', () => {
+    const route = resolveRoute(config, 'opus');
+    expect(route.dialect).toMatchObject({ wire: 'anthropic-messages', preset: 'anthropic', provider: 'claude', model: 'claude-opus-5', baseUrl: 'https://api.anthropic.com/v1', reasoningOut: 'none' });
+    expect(route).toMatchObject({ cacheKey: 'off', cacheControl: 'ephemeral', topLevelCacheControl: true });
+    expect(resolveRoute(config, 'claude/claude-opus-5').dialect.wire).toBe('anthropic-messages');
+  });
+
   it('gives a clear error at request time for a wire format not supported yet, while the config loads', () => {
-    const err = thrown(() => resolveRoute(config, 'opus'));
+    const later = PRESET_NAMES.find((n) => !presetOf(n).ready);
+    // Once every wire format has its dialect there is nothing left to refuse.
+    if (later === undefined) return;
+    const withLater = loadToml(`[providers.later]\npreset = "${later}"\nbase_url = "http://127.0.0.1:9/v1"`, {});
+    const err = thrown(() => resolveRoute(withLater, 'later/some-model'));
     expect(err.code).toBe('wire_not_supported');
     expect((err as ProxyError).status).toBe(400);
-    expect(err.message).toContain('anthropic-messages is not supported yet');
-    expect(thrown(() => resolveRoute(config, 'claude/claude-opus-5')).code).toBe('wire_not_supported');
+    expect(err.message).toContain(`${presetOf(later).wire} is not supported yet`);
   });
 
   it('routes to the built-in simulator once its address is known', () => {
@@ -110,5 +122,33 @@ describe('water-mark errors', () => {
   it('reports a bad [window] value once, not once per model that inherits it', () => {
     const err = thrown(() => loadToml('[window]\nlow_water = 90000\nhigh_water = 80000\n[models.a]\nprovider = "sim"\nmodel = "x"\n[models.b]\nprovider = "sim"\nmodel = "y"\n'));
     expect(err.message.split('\n')).toEqual(['config.toml: window.low_water: low_water 90000 must be below high_water 80000']);
+  });
+});
+
+describe('routes to the ollama-chat and openai-responses wires', () => {
+  const config = loadToml([
+    '[providers.local]', 'preset = "ollama"',
+    '[providers.oai]', 'preset = "openai-responses"', 'codex_headers = true',
+    '[models.qwen]', 'provider = "local"', 'model = "qwen3:30b"', 'context = 98304', 'keep_alive = "2h"', 'thinking = "disabled"',
+    '[models.sol]', 'provider = "oai"', 'model = "gpt-6.1-sol"', 'keep_reasoning = true',
+  ].join('\n'), { OPENAI_API_KEY: 'sk-x' });
+
+  it('fills num_ctx from the context, keep_alive and thinking from the model entry', () => {
+    const route = resolveRoute(config, 'qwen');
+    expect(route.dialect).toMatchObject({ wire: 'ollama-chat', baseUrl: 'http://127.0.0.1:11434', numCtx: 98304, keepAlive: '2h', thinking: 'disabled' });
+    expect(route.dialect).not.toHaveProperty('keepReasoning');
+    expect(resolveRoute(config, 'local/llama3.2').dialect).not.toHaveProperty('keepAlive');
+  });
+
+  it('passes keep_reasoning to a Responses route, with the Codex headers setting', () => {
+    const route = resolveRoute(config, 'sol');
+    expect(route.dialect).toMatchObject({ wire: 'openai-responses', baseUrl: 'https://api.openai.com/v1', keepReasoning: true });
+    expect(route).toMatchObject({ codexHeaders: true, cacheKey: 'session', apiKey: 'sk-x' });
+  });
+
+  it('takes keep_alive as a duration or whole seconds, and names the key when it is neither', () => {
+    expect(resolveRoute(loadToml('[providers.l]\npreset = "ollama"\n[models.m]\nprovider = "l"\nmodel = "x"\nkeep_alive = -1\n', {}), 'm').dialect.keepAlive).toBe(-1);
+    const err = thrown(() => loadToml('[providers.l]\npreset = "ollama"\n[models.m]\nprovider = "l"\nmodel = "x"\nkeep_alive = 1.5\n', {}));
+    expect(err.message).toContain('models.m.keep_alive');
   });
 });

@@ -16,10 +16,10 @@ describe('dialect registry', () => {
     expect(openaiChat.authHeaders('sk-test')).toStrictEqual({ authorization: 'Bearer sk-test' });
   });
 
-  it('raises internal_error for a wire format without a dialect yet', () => {
+  it('raises internal_error for a wire format without a dialect', () => {
     let caught: unknown;
     try {
-      dialectFor('ollama-chat');
+      dialectFor('no-such-wire' as WireFormat);
     } catch (err) {
       caught = err;
     }

@@ -1,0 +1,17 @@
+/** The anthropic-messages dialect: Anthropic's Messages API (`POST /v1/messages`). */
+import type { Dialect } from '../types.js';
+import { upstreamErrorFromBody } from '../upstream-error.js';
+import { decodeReply } from './decode-reply.js';
+import { createStreamDecoder } from './decode-stream.js';
+import { encodeRequest } from './encode-request.js';
+
+export const anthropicMessages: Dialect = {
+  wire: 'anthropic-messages',
+  encodeRequest,
+  decodeReply,
+  createStreamDecoder,
+  // `{"type":"error","error":{"type","message"},"request_id"}` is read by the shared reader, which
+  // also knows "prompt is too long" as a context overflow.
+  decodeError: upstreamErrorFromBody,
+  authHeaders: (apiKey) => ({ 'x-api-key': apiKey }),
+};

@@ -1,0 +1,152 @@
+/**
+ * NeutralRequest -> a Responses request (`POST /responses`), stateless: `store: false`, the whole
+ * conversation in `input` every time, as Codex sends it. Objects are built in a fixed key order, so
+ * equal requests give equal bytes.
+ *
+ * The leading system message goes as `instructions`, the field Codex uses, whose cache hit rates
+ * the seed measured (84-95%); any later system message (the `append` policy puts a changed system
+ * prompt at the end) is a system message item where it stands, so the instructions, and every byte
+ * before the change, stay as they were.
+ */
+import type { DialectRoute, EncodedRequest, WireHints } from '../../core/route.js';
+import type { AssistantMessage, ContentPart, NeutralMessage, NeutralRequest, OpaqueBlock, RequestParams, ToolSpec } from '../../core/types.js';
+import type { EncodeOptions } from '../types.js';
+import { asArray, asObject, asString } from '../wire-read.js';
+import type { FunctionTool, InputImage, InputItem, InputText, ReasoningInputItem, ReasoningParam, ResponsesRequest } from './wire-types.js';
+
+export const RESPONSES_PATH = '/responses';
+export const ENCRYPTED_REASONING = 'reasoning.encrypted_content';
+
+export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: WireHints, opts: EncodeOptions): EncodedRequest {
+  const first = req.messages[0];
+  const instructions = first?.role === 'system' ? first.content : undefined;
+  const rest = instructions === undefined ? req.messages : req.messages.slice(1);
+  const body: Partial<ResponsesRequest> = { model: req.model };
+  if (instructions !== undefined) body.instructions = instructions;
+  body.input = rest.flatMap((m) => encodeMessage(m, opts));
+  if (req.tools.length > 0) body.tools = req.tools.map(encodeTool);
+  const p = req.params;
+  const toolChoice = toolChoiceOf(p.tool_choice);
+  if (toolChoice !== undefined) body.tool_choice = toolChoice;
+  if (p.parallel_tool_calls !== undefined) body.parallel_tool_calls = p.parallel_tool_calls;
+  if (p.temperature !== undefined) body.temperature = p.temperature;
+  if (p.top_p !== undefined) body.top_p = p.top_p;
+  if (p.max_tokens !== undefined) body.max_output_tokens = p.max_tokens;
+  const format = textFormatOf(p.response_format);
+  if (format !== undefined) body.text = { format };
+  const reasoning = reasoningOf(p, route);
+  if (reasoning !== undefined) body.reasoning = reasoning;
+  if (route.keepReasoning === true) body.include = [ENCRYPTED_REASONING];
+  body.store = false;
+  if (hints.bodyKey && hints.sessionKey !== undefined) body.prompt_cache_key = hints.sessionKey;
+  if (opts.stream) body.stream = true;
+  // Not on this wire: stop, seed, presence_penalty, frequency_penalty (the API has no such fields).
+  return { path: RESPONSES_PATH, headers: encodeHeaders(route, hints), body: JSON.stringify(body) };
+}
+
+/**
+ * Sent when the client asked for an effort or the route keeps reasoning (a model that does not
+ * reason refuses the field, so it is never sent otherwise). Summaries are asked for: they are the
+ * reply's thinking. A route that keeps reasoning asks for `context: "all_turns"`: under
+ * "current_turn" earlier turns' reasoning leaves the prompt, so a turn's first request would differ
+ * from the last one before it at its first reasoning item (seed amendment 2026-10-07).
+ */
+function reasoningOf(p: RequestParams, route: DialectRoute): ReasoningParam | undefined {
+  const keep = route.keepReasoning === true;
+  if (p.reasoning_effort === undefined && !keep) return undefined;
+  const out: ReasoningParam = {};
+  if (p.reasoning_effort !== undefined) out.effort = p.reasoning_effort;
+  out.summary = 'auto';
+  if (keep) out.context = 'all_turns';
+  return out;
+}
+
+/** A chat-completions tool as a Responses function tool; `strict` false unless it said true. */
+function encodeTool(t: ToolSpec): FunctionTool {
+  const out: Partial<FunctionTool> = { type: 'function', name: t.function.name };
+  if (t.function.description !== undefined) out.description = t.function.description;
+  out.parameters = t.function.parameters ?? { type: 'object', properties: {} };
+  out.strict = t.function.strict ?? false;
+  return out as FunctionTool;
+}
+
+/** `{"type":"function","function":{"name":N}}` is `{"type":"function","name":N}` here; strings pass. */
+function toolChoiceOf(raw: unknown): unknown {
+  const obj = asObject(raw);
+  if (obj === undefined) return raw;
+  const name = asString(asObject(obj.function)?.name);
+  return obj.type === 'function' && name !== undefined ? { type: 'function', name } : raw;
+}
+
+/** `response_format` as `text.format`: json_schema's fields move up a level; json_object and text pass. */
+function textFormatOf(raw: unknown): unknown {
+  const rf = asObject(raw);
+  if (rf === undefined) return undefined;
+  if (rf.type !== 'json_schema') return rf;
+  return { type: 'json_schema', ...(asObject(rf.json_schema) ?? {}) };
+}
+
+function encodeHeaders(route: DialectRoute, hints: WireHints): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const source of [route.headers, hints.headers]) {
+    for (const [name, value] of Object.entries(source)) {
+      if (name.toLowerCase() !== 'content-type') headers[name] = value;
+    }
+  }
+  headers['content-type'] = 'application/json';
+  return headers;
+}
+
+export function encodeMessage(m: NeutralMessage, opts: EncodeOptions): InputItem[] {
+  switch (m.role) {
+    case 'system':
+      return [{ type: 'message', role: 'system', content: [{ type: 'input_text', text: m.content }] }];
+    case 'user': {
+      const content = typeof m.content === 'string' ? [{ type: 'input_text' as const, text: m.content }] : m.content.map((p) => encodePart(p, opts));
+      return [{ type: 'message', role: 'user', content }];
+    }
+    case 'assistant':
+      return encodeAssistant(m);
+    case 'tool':
+      return [{ type: 'function_call_output', call_id: m.tool_call_id, output: m.content }];
+  }
+}
+
+function encodePart(part: ContentPart, opts: EncodeOptions): InputText | InputImage {
+  if (part.type === 'text') return { type: 'input_text', text: part.text };
+  const image = opts.resolveImage(part.sha256);
+  return { type: 'input_image', image_url: `data:${image.mime};base64,${image.base64}`, detail: part.detail ?? 'auto' };
+}
+
+/**
+ * An assistant turn as output items: the reasoning items made before any call, the text, then each
+ * call preceded by the reasoning items made just before it (`before_call`), and any made after the
+ * last call. Its thinking text does not go: this wire reads reasoning only as the encrypted items.
+ */
+function encodeAssistant(m: AssistantMessage): InputItem[] {
+  const calls = m.tool_calls ?? [];
+  const reasoning = (m.blocks ?? []).filter((b) => b.kind === 'responses.reasoning');
+  const at = (i: number): InputItem[] => reasoning.filter((b) => Math.min(b.before_call ?? 0, calls.length) === i).flatMap(reasoningItem);
+  const out: InputItem[] = at(0);
+  if (m.content !== null && m.content.length > 0) {
+    out.push({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: m.content }] });
+  }
+  calls.forEach((c, i) => {
+    if (i > 0) out.push(...at(i));
+    out.push({ type: 'function_call', call_id: c.id, name: c.name, arguments: c.arguments });
+  });
+  if (calls.length > 0) out.push(...at(calls.length));
+  return out;
+}
+
+/** The item as the server gave it, less its id and status; one without encrypted content is dropped. */
+function reasoningItem(block: OpaqueBlock): ReasoningInputItem[] {
+  const item = asObject(block.data);
+  const encrypted = asString(item?.encrypted_content);
+  if (item === undefined || encrypted === undefined) return [];
+  const out: Partial<ReasoningInputItem> = { type: 'reasoning', summary: asArray(item.summary) ?? [] };
+  const content = asArray(item.content);
+  if (content !== undefined) out.content = content;
+  out.encrypted_content = encrypted;
+  return [out as ReasoningInputItem];
+}
