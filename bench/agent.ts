@@ -29,6 +29,8 @@ export interface AgentOptions {
 export interface AgentStep {
   prompt_tokens?: number;
   cached_tokens?: number;
+  /** Tokens written to the cache (Anthropic-style caches report them). */
+  cache_write_tokens?: number;
   completion_tokens?: number;
   tool_calls: number;
 }
@@ -102,7 +104,7 @@ type ToolCall = { id: string; type: 'function'; function: { name: string; argume
 interface Reply {
   content: string | null;
   tool_calls?: ToolCall[];
-  usage: { prompt_tokens?: number; cached_tokens?: number; completion_tokens?: number };
+  usage: { prompt_tokens?: number; cached_tokens?: number; cache_write_tokens?: number; completion_tokens?: number };
 }
 
 async function plain(client: OpenAI, body: object, headers?: Record<string, string>): Promise<Reply> {
@@ -139,11 +141,12 @@ function usageOf(u: OpenAI.CompletionUsage | undefined | null): Reply['usage'] {
   return {
     prompt_tokens: u?.prompt_tokens,
     cached_tokens: u?.prompt_tokens_details?.cached_tokens,
+    cache_write_tokens: (u?.prompt_tokens_details as { cache_write_tokens?: number } | undefined)?.cache_write_tokens,
     completion_tokens: u?.completion_tokens,
   };
 }
 
-function callDirective(seed: number, step: number, count: number): string {
+export function callDirective(seed: number, step: number, count: number): string {
   let out = '';
   for (let k = 0; k < count; k++) {
     const name = (step + k) % 5 === 4 ? 'list_dir' : 'read_file';
@@ -164,12 +167,15 @@ export function fileContent(seed: number, step: number, part: number, bytes: num
   return lines.join('\n') + '\n';
 }
 
-/** Ideal cached tokens: each request reads its predecessor's whole prompt, rounded down to 128. */
-export function idealCached(steps: readonly AgentStep[], minimum = 1024): number {
+/**
+ * Ideal cached tokens: each request reads its predecessor's whole prompt, rounded down to the
+ * provider's cache block (128 tokens for OpenAI-style caches; 1 for Anthropic's exact prefixes).
+ */
+export function idealCached(steps: readonly AgentStep[], minimum = 1024, block = 128): number {
   let ideal = 0;
   for (let i = 1; i < steps.length; i++) {
     const prev = steps[i - 1]!.prompt_tokens ?? 0;
-    if (prev >= minimum) ideal += Math.floor(prev / 128) * 128;
+    if (prev >= minimum) ideal += Math.floor(prev / block) * block;
   }
   return ideal;
 }

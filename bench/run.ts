@@ -6,6 +6,7 @@
 import { writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
+import { SONNET, measureAnthropicCache } from './anthropic-cache.js';
 import { measureCache } from './cache.js';
 import { fmt, pct } from './stats.js';
 import { measureWindowCost } from './window-cost.js';
@@ -52,6 +53,24 @@ async function main(): Promise<void> {
   for (const c of cache) {
     line(`| ${c.path} | ${c.requests} | ${c.prompt} | ${c.cached} | ${c.ideal} | ${pct(c.cached, c.ideal)} | ${pct(c.cached, c.prompt)} |`);
   }
+  line();
+
+  const anthropic = await measureAnthropicCache(60, 11);
+  line('## Cache: Anthropic-style upstream (caches only when asked), a 60-request agent trace');
+  line();
+  line('The simulator\'s Anthropic wire: nothing is cached without `cache_control`; reads and writes are exact prefixes at block');
+  line('boundaries. Ideal: each request reads its predecessor\'s whole prompt. Cost at Claude Sonnet list prices');
+  line(`($${SONNET.input} input, $${SONNET.cache_read} cache read, $${SONNET.cache_write} cache write, $${SONNET.output} output per million tokens).`);
+  line();
+  line('| path | requests | prompt tokens | cached | written | ideal cached | of ideal | cost (USD) |');
+  line('|---|---:|---:|---:|---:|---:|---:|---:|');
+  for (const a of anthropic) {
+    line(`| ${a.path} | ${a.requests} | ${a.prompt} | ${a.cached} | ${a.written} | ${a.ideal} | ${pct(a.cached, a.ideal)} | ${fmt(a.cost, 4)} |`);
+  }
+  line();
+  const withCc = anthropic[0]!;
+  const direct = anthropic[2]!;
+  line(`With cache_control the proxy's trace costs ${fmt(withCc.cost, 4)} USD against ${fmt(direct.cost, 4)} USD sent direct without it (${fmt(direct.cost / withCc.cost, 2)}x).`);
   line();
 
   const file = join(import.meta.dirname, '..', '..', 'bench', 'RESULTS.md');
