@@ -15,6 +15,7 @@ import type { EncodeOptions } from '../types.js';
 import { encodeConversation, type Conversation } from './conversation.js';
 import { stopSequences, thinkingFor, toolChoiceFor } from './request-params.js';
 import type { WireCacheControl, WireContentBlock, WireMarkableBlock, WireTool } from './wire-types.js';
+import { jsonHeaders } from '../wire-headers.js';
 
 export const MESSAGES_PATH = '/messages';
 
@@ -54,7 +55,7 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
   }
   if (opts.stream) body.stream = true;
 
-  const encoded: EncodedRequest = { path: MESSAGES_PATH, headers: encodeHeaders(route, hints), body: JSON.stringify(body) };
+  const encoded: EncodedRequest = { path: MESSAGES_PATH, headers: jsonHeaders(route, hints, { 'anthropic-version': ANTHROPIC_VERSION }), body: JSON.stringify(body) };
   if (breakpoints > 0) encoded.cacheBreakpoints = breakpoints;
   return encoded;
 }
@@ -98,19 +99,3 @@ function isMarkable(block: WireContentBlock): block is WireContentBlock & WireMa
   return block.type !== 'thinking' && block.type !== 'redacted_thinking';
 }
 
-/**
- * `anthropic-version` (unless config sets its own), config headers (`anthropic-beta`, ...), then the
- * hints' headers; our content type always wins. The key goes separately (`authHeaders`).
- */
-function encodeHeaders(route: DialectRoute, hints: WireHints): Record<string, string> {
-  const headers: Record<string, string> = {};
-  const named = (name: string): boolean => Object.keys(route.headers).some((h) => h.toLowerCase() === name);
-  if (!named('anthropic-version')) headers['anthropic-version'] = ANTHROPIC_VERSION;
-  for (const source of [route.headers, hints.headers]) {
-    for (const [name, value] of Object.entries(source)) {
-      if (name.toLowerCase() !== 'content-type') headers[name] = value;
-    }
-  }
-  headers['content-type'] = 'application/json';
-  return headers;
-}

@@ -15,6 +15,7 @@ import type { AssistantMessage, NeutralMessage, NeutralRequest, RequestParams, T
 import type { EncodeOptions } from '../types.js';
 import { asObject, parseJson } from '../wire-read.js';
 import type { OllamaChatRequest, OllamaMessage, OllamaOptions, OllamaThink, OllamaToolCall } from './wire-types.js';
+import { jsonHeaders } from '../wire-headers.js';
 
 export const OLLAMA_CHAT_PATH = '/api/chat';
 export const DEFAULT_KEEP_ALIVE = '30m';
@@ -33,7 +34,7 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
   body.truncate = false;
   body.stream = opts.stream;
   // Ollama has no session key or cache field: its one KV slot is the cache.
-  return { path: OLLAMA_CHAT_PATH, headers: encodeHeaders(route, hints), body: JSON.stringify(body) };
+  return { path: OLLAMA_CHAT_PATH, headers: jsonHeaders(route, hints), body: JSON.stringify(body) };
 }
 
 /**
@@ -87,17 +88,6 @@ function formatOf(raw: unknown): unknown {
   if (rf.type === 'json_object') return 'json';
   if (rf.type === 'json_schema') return asObject(rf.json_schema)?.schema;
   return undefined;
-}
-
-function encodeHeaders(route: DialectRoute, hints: WireHints): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const source of [route.headers, hints.headers]) {
-    for (const [name, value] of Object.entries(source)) {
-      if (name.toLowerCase() !== 'content-type') headers[name] = value;
-    }
-  }
-  headers['content-type'] = 'application/json';
-  return headers;
 }
 
 /** Call id -> function name, so a tool result can say which function it answers (`tool_name`). */

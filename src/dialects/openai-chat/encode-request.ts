@@ -8,6 +8,7 @@ import type { DialectRoute, EncodedRequest, WireHints } from '../../core/route.j
 import type { AssistantMessage, ContentPart, NeutralMessage, NeutralRequest, OpaqueBlock } from '../../core/types.js';
 import type { EncodeOptions } from '../types.js';
 import type { WireAssistantMessage, WireContentPart, WireMessage, WireToolCall } from './wire-types.js';
+import { jsonHeaders } from '../wire-headers.js';
 
 export const CHAT_COMPLETIONS_PATH = '/chat/completions';
 
@@ -36,19 +37,7 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
     body.stream = true;
     body.stream_options = { include_usage: true };
   }
-  return { path: CHAT_COMPLETIONS_PATH, headers: encodeHeaders(route, hints), body: JSON.stringify(body) };
-}
-
-/** Config headers, then the cache hints' affinity headers, then our content type (it always wins). */
-function encodeHeaders(route: DialectRoute, hints: WireHints): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const source of [route.headers, hints.headers]) {
-    for (const [name, value] of Object.entries(source)) {
-      if (name.toLowerCase() !== 'content-type') headers[name] = value;
-    }
-  }
-  headers['content-type'] = 'application/json';
-  return headers;
+  return { path: CHAT_COMPLETIONS_PATH, headers: jsonHeaders(route, hints), body: JSON.stringify(body) };
 }
 
 export function encodeMessage(m: NeutralMessage, route: DialectRoute, opts: EncodeOptions): WireMessage {

@@ -13,6 +13,7 @@ import type { AssistantMessage, ContentPart, NeutralMessage, NeutralRequest, Opa
 import type { EncodeOptions } from '../types.js';
 import { asArray, asObject, asString } from '../wire-read.js';
 import type { FunctionTool, InputImage, InputItem, InputText, ReasoningInputItem, ReasoningParam, ResponsesRequest } from './wire-types.js';
+import { jsonHeaders } from '../wire-headers.js';
 
 export const RESPONSES_PATH = '/responses';
 export const ENCRYPTED_REASONING = 'reasoning.encrypted_content';
@@ -41,7 +42,7 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
   if (hints.bodyKey && hints.sessionKey !== undefined) body.prompt_cache_key = hints.sessionKey;
   if (opts.stream) body.stream = true;
   // Not on this wire: stop, seed, presence_penalty, frequency_penalty (the API has no such fields).
-  return { path: RESPONSES_PATH, headers: encodeHeaders(route, hints), body: JSON.stringify(body) };
+  return { path: RESPONSES_PATH, headers: jsonHeaders(route, hints), body: JSON.stringify(body) };
 }
 
 /**
@@ -84,17 +85,6 @@ function textFormatOf(raw: unknown): unknown {
   if (rf === undefined) return undefined;
   if (rf.type !== 'json_schema') return rf;
   return { type: 'json_schema', ...(asObject(rf.json_schema) ?? {}) };
-}
-
-function encodeHeaders(route: DialectRoute, hints: WireHints): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const source of [route.headers, hints.headers]) {
-    for (const [name, value] of Object.entries(source)) {
-      if (name.toLowerCase() !== 'content-type') headers[name] = value;
-    }
-  }
-  headers['content-type'] = 'application/json';
-  return headers;
 }
 
 export function encodeMessage(m: NeutralMessage, opts: EncodeOptions): InputItem[] {

@@ -1,0 +1,15 @@
+/** The request headers every dialect sends: defaults, then config headers, then the cache hints' affinity headers; our content type always wins. */
+import type { DialectRoute, WireHints } from '../core/route.js';
+
+export function jsonHeaders(route: DialectRoute, hints: WireHints, defaults: Record<string, string> = {}): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const configured = new Set(Object.keys(route.headers).map((h) => h.toLowerCase()));
+  for (const [name, value] of Object.entries(defaults)) if (!configured.has(name.toLowerCase())) headers[name] = value;
+  for (const source of [route.headers, hints.headers]) {
+    for (const [name, value] of Object.entries(source)) {
+      if (name.toLowerCase() !== 'content-type') headers[name] = value;
+    }
+  }
+  headers['content-type'] = 'application/json';
+  return headers;
+}
