@@ -5,6 +5,7 @@
 import { sha256Hex } from '../core/canonical.js';
 import type { TokenSeq } from './tokens.js';
 import type { SimRouting } from './types.js';
+import { mulberry32 } from '../core/prng.js';
 
 /** OpenAI routes on "a hash of the initial prefix of the prompt ... typically the first 256 tokens". */
 const ROUTING_PREFIX_TOKENS = 256;
@@ -44,14 +45,3 @@ function keyHash(key: string): number {
   return Number.parseInt(sha256Hex(key).slice(0, 8), 16);
 }
 
-/** A small, well-known 32-bit PRNG; returns floats in [0, 1). */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

@@ -43,7 +43,10 @@ export function selectTrim(
     const it = items[k]!;
     const e = it.entry;
     if (e === undefined || e.role !== 'tool' || elided(e.seq)) continue;
-    est -= it.r.est - e.elided(stats).est;
+    // A result shorter than its placeholder stays: eliding it would grow the request.
+    const saves = it.r.est - e.elided(stats).est;
+    if (saves <= 0) continue;
+    est -= saves;
     fresh.add(e.seq);
   }
 
@@ -51,13 +54,14 @@ export function selectTrim(
     const it = items[k]!;
     const e = it.entry;
     if (e === undefined || e.role !== 'assistant' || elided(e.seq) || it.open || protectedBatches.has(k)) continue;
-    est -= it.r.est - e.elided(stats).est;
+    let saves = it.r.est - e.elided(stats).est;
     for (const idx of it.results ?? []) {
       const res = items[idx]!;
-      const seq = res.entry!.seq;
-      est -= fresh.has(seq) ? res.entry!.elided(stats).est : res.r.est;
-      fresh.add(seq);
+      saves += fresh.has(res.entry!.seq) ? res.entry!.elided(stats).est : res.r.est;
     }
+    if (saves <= 0) continue;
+    est -= saves;
+    for (const idx of it.results ?? []) fresh.add(items[idx]!.entry!.seq);
     fresh.add(e.seq);
   }
 

@@ -21,6 +21,7 @@ import type { NeutralReply, ToolCall, Usage } from '../../src/core/types.js';
 import { createEventDecoder } from '../../src/dialects/stream-decoder.js';
 import type { Dialect, StreamDelta, UpstreamError } from '../../src/dialects/types.js';
 import { replayThroughOpenAISdk } from './sdk-client.js';
+import { mulberry32 as seeded } from '../../src/core/prng.js';
 
 export const REQUIRED_CASES = ['text', 'tool-call', 'parallel-tool-calls', 'thinking', 'upstream-error', 'midstream-error'] as const;
 export type RequiredCase = (typeof REQUIRED_CASES)[number];
@@ -42,17 +43,6 @@ interface CaseMeta {
 
 type LineEnd = 'LF' | 'CRLF' | 'CR';
 
-/** mulberry32: a small seeded generator, so a failing chunking can be reproduced from its seed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export function chunkings(bytes: Uint8Array): { name: string; chunks: Uint8Array[] }[] {
   const out = [

@@ -3,18 +3,9 @@
  * Each entry says which kind the redactor must report and which part must vanish (`core`: a
  * random stretch that survives JSON escaping, so it can be searched in any embedding).
  */
+import { mulberry32 as seeded } from '../../src/core/prng.js';
 
-export function seeded(seed: number): () => number {
-  // mulberry32
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seeded };
 
 export const ALPHA = {
   upper: 'ABCDEFGHIJKLMNOPQRSTUVWXYZ',

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ReplicaCache } from '../../src/sim/cache.js';
-import { mulberry32, Router } from '../../src/sim/routing.js';
+import { mulberry32 } from '../../src/core/prng.js';
+import { Router } from '../../src/sim/routing.js';
 import { TokenSeq } from '../../src/sim/tokens.js';
 
 describe('ReplicaCache', () => {

@@ -8,6 +8,7 @@ import type { EventOf, LogEvent, Recipe } from '../../src/core/events.js';
 import type { NeutralMessage, NeutralRequest } from '../../src/core/types.js';
 import { buildAt } from '../../src/window/index.js';
 import type { GeneratedSession } from './gen-session.js';
+import { estimateMessageTokens, estimateTextTokens } from '../../src/core/estimate.js';
 
 const ELIDED = /^\[elided seq=\d+\]$/;
 
@@ -79,12 +80,16 @@ function checkNothingEligible(seq: number, req: NeutralRequest, recipe: Recipe, 
   const msgs = req.messages;
   const n = msgs.length;
   const protectFrom = Math.max(msgs[0]?.role === 'system' ? 1 : 0, n - recipe.protected_entries);
+  // An entry no larger than its placeholder is not worth eliding (the window keeps it).
+  const placeholder = estimateTextTokens(`[elided seq=${seq}]`);
   for (let i = 0; i < protectFrom; i++) {
     const m = msgs[i]!;
-    if (m.role === 'tool' && !ELIDED.test(m.content)) fail(seq, `tool message ${i} left unelided above low water`);
+    if (m.role === 'tool' && !ELIDED.test(m.content) && estimateMessageTokens(m) > placeholder) fail(seq, `tool message ${i} left unelided above low water`);
     if (m.role !== 'assistant' || ELIDED.test(m.content ?? '') || (m.content ?? '').startsWith('[summary of')) continue;
     let end = i + 1;
     while (end < n && msgs[end]!.role === 'tool') end++;
+    const batchEst = msgs.slice(i, end).reduce((t, x) => t + estimateMessageTokens(x), 0);
+    if (batchEst <= placeholder) continue;
     const protectedByResult = (m.tool_calls?.length ?? 0) > 0 && end - 1 >= protectFrom;
     // The batch still waiting for the rest of its results is not elided.
     const open = partial && end === n;

@@ -99,7 +99,7 @@ describe('sticky elision, hysteresis, protection', () => {
   it('never elides user messages, and a request over high water with nothing eligible trims nothing', () => {
     const log = new LogBuilder({ high_water: 100, low_water: 50, protected_entries: 0 });
     log.user(big(200));
-    log.reply({ content: 'ok' });
+    log.reply({ content: big(30) });
     log.user(big(200));
     const r = log.send();
     expect(r.elided).toHaveLength(1);
@@ -107,6 +107,17 @@ describe('sticky elision, hysteresis, protection', () => {
     expect(r2.estBeforeTrim).toBeGreaterThan(100);
     expect(r2.trimmed).toBe(false);
     expect(contents(r2)).toEqual([big(200), `[elided seq=${r.elided[0]}]`, big(200)]);
+  });
+
+  it('keeps an entry shorter than its placeholder: eliding it would grow the request', () => {
+    const log = new LogBuilder({ high_water: 100, low_water: 50, protected_entries: 0 });
+    log.user(big(200));
+    log.reply({ content: 'ok' });
+    log.user(big(200));
+    const r = log.send();
+    expect(r.estBeforeTrim).toBeGreaterThan(100);
+    expect(r.elided).toEqual([]);
+    expect(r.trimmed).toBe(false);
   });
 
   it('caps max_tokens at the output reserve and sets it when absent', () => {

@@ -3,20 +3,12 @@
  * and opaque reasoning blocks shaped as each origin returns them.
  */
 import type { OpaqueBlock, Origin } from '../../src/core/types.js';
+import { mulberry32 } from '../../src/core/prng.js';
+
+export { mulberry32 };
 
 export type Rng = () => number;
 
-/** mulberry32: small, fast, good enough for test data; same seed, same stream. */
-export function mulberry32(seed: number): Rng {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = [
   'the', 'window', 'cache', 'prefix', 'request', 'reply', 'tool', 'result', 'file', 'line', 'test', 'build', 'fix',
