@@ -142,6 +142,12 @@ export class SessionManager {
         release();
         return await this.#fork(session, plan, req);
       }
+      if (isSideRequest(plan, req, session)) {
+        // A title or summary call under the conversation's id: its own session, and the
+        // conversation's log and prefix stay as they were.
+        release();
+        return await this.#start(req, undefined);
+      }
       session.inFlightFrom = session.view.entries.length;
       const turn = this.#turn(session, plan, release);
       handedOver = true;
@@ -409,4 +415,12 @@ export class SessionManager {
   sessionIds(): string[] {
     return [...this.#lastActive.keys()];
   }
+}
+
+/**
+ * A request sharing the session's explicit id but nothing of its conversation, under another
+ * system prompt: a side call (title generation, a compaction prompt), not a rewrite.
+ */
+function isSideRequest(plan: Plan, req: Incoming, session: LiveSession): boolean {
+  return req.explicitId !== undefined && plan.kind === 'rewrite' && plan.from === 0 && session.view.system !== undefined && req.system !== session.view.system;
 }

@@ -113,6 +113,20 @@ describe('SessionManager', () => {
     t3.release();
   });
 
+  it('a side call under the conversation\'s id (another system prompt, nothing shared) gets a session of its own', async () => {
+    const m = await manager();
+    const id = { explicitId: 'sess-title' };
+    const r1 = reply('r1');
+    const main1 = await run(m, [u('fix the parser')], r1, id);
+    const title = await run(m, [u('Write a 5-word title for: fix the parser')], reply('Parser fix'), { ...id, system: 'You write titles.' });
+    expect(title.session.id).not.toBe(main1.session.id);
+    expect(title.plan.kind).toBe('new');
+    const main2 = await run(m, [u('fix the parser'), asAssistant(r1), u('go on')], reply('r2'), id);
+    expect(main2.session.id).toBe(main1.session.id);
+    expect(main2.plan.kind).toBe('append');
+    expect((await events(main1.session.id)).some((e) => e.type === 'client.rewrite')).toBe(false);
+  });
+
   it('a request diverging from one in flight forks: a new session naming its parent', async () => {
     const m = await manager();
     const r1 = reply('r1');
