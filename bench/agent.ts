@@ -33,6 +33,8 @@ export interface AgentStep {
   cache_write_tokens?: number;
   completion_tokens?: number;
   tool_calls: number;
+  /** Wall time of the request as the client saw it, ms. */
+  ms?: number;
 }
 
 export interface AgentRun {
@@ -73,11 +75,13 @@ export async function runAgent(client: OpenAI, model: string, opts: AgentOptions
   for (let i = 0; i < opts.requests; i++) {
     if (opts.rewrite !== undefined) messages = opts.rewrite(messages, i);
     const request = { model, messages, tools: AGENT_TOOLS, ...opts.body };
+    const started = performance.now();
     const message = opts.stream === true
       ? await streamed(client, request, opts.headers)
       : await plain(client, request, opts.headers);
+    const ms = performance.now() - started;
     const calls = message.tool_calls ?? [];
-    steps.push({ ...message.usage, tool_calls: calls.length });
+    steps.push({ ...message.usage, tool_calls: calls.length, ms });
     messages.push({
       role: 'assistant',
       content: message.content,

@@ -8,6 +8,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { SONNET, measureAnthropicCache } from './anthropic-cache.js';
 import { measureCache } from './cache.js';
+import { measureOverhead } from './overhead.js';
 import { fmt, pct } from './stats.js';
 import { measureWindowCost } from './window-cost.js';
 
@@ -71,6 +72,21 @@ async function main(): Promise<void> {
   const withCc = anthropic[0]!;
   const direct = anthropic[2]!;
   line(`With cache_control the proxy's trace costs ${fmt(withCc.cost, 4)} USD against ${fmt(direct.cost, 4)} USD sent direct without it (${fmt(direct.cost / withCc.cost, 2)}x).`);
+  line();
+
+  const overhead = await measureOverhead(100, 3000);
+  line('## Overhead: the simulator alone against the proxy in front of it');
+  line();
+  line('Agent session: 100 requests of one conversation, one at a time, through the official client (wall time per request;');
+  line('through the proxy this includes session matching, the window, the log synced before each answer).');
+  line('Load: autocannon, 10 connections, 3000 requests, each a new one-message conversation of ~1.6 KB (through the proxy:');
+  line('a new session and log file per request).');
+  line();
+  line('| path | agent p50 (ms) | agent p99 (ms) | load req/s | load p50 (ms) | load p99 (ms) |');
+  line('|---|---:|---:|---:|---:|---:|');
+  for (const o of overhead) line(`| ${o.path} | ${fmt(o.agentP50, 2)} | ${fmt(o.agentP99, 2)} | ${fmt(o.rps, 0)} | ${fmt(o.p50, 1)} | ${fmt(o.p99, 1)} |`);
+  line();
+  line(`Added per agent request at the median: ${fmt(overhead[1]!.agentP50 - overhead[0]!.agentP50, 2)} ms.`);
   line();
 
   const file = join(import.meta.dirname, '..', '..', 'bench', 'RESULTS.md');
