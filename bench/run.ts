@@ -7,7 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { SONNET, measureAnthropicCache } from './anthropic-cache.js';
-import { measureCache } from './cache.js';
+import { measureCache, measureSharedCache } from './cache.js';
 import { measureOverhead } from './overhead.js';
 import { fmt, pct } from './stats.js';
 import { measureWindowCost } from './window-cost.js';
@@ -41,13 +41,15 @@ async function main(): Promise<void> {
   line(`1000-request next request costs ${fmt(ratio, 2)}x the 10-request one (budget: under 3x) — ${ratio < 3 ? 'within budget' : 'OVER BUDGET'}.`);
   line();
 
-  const cache = [...(await measureCache(50, 7, 4)), ...(await measureCache(50, 7, 16))];
+  const cache = [...(await measureCache(50, 7, 4)), ...(await measureCache(50, 7, 16)), ...(await measureSharedCache(8, 50, 4, 1000))];
   line('## Cache: a 50-request agent session, simulator replicas with caches of their own, random routing without a key');
   line();
   line('The same deterministic agent (bench/agent.ts, official `openai` client, streaming) through the proxy and direct.');
   line('Ideal: each request reads its predecessor\'s whole prompt from the cache, rounded down to 128 tokens (prompts of 1024+).');
   line('Direct, a request lands on a replica that last saw the conversation a few requests earlier and reads only that older');
   line('prefix: with N replicas chosen at random it lags N requests on average, so the loss grows with the replica count.');
+  line('Replicas also serve other traffic: the last rows run 8 sessions at once on 4 replicas whose caches hold 1,000 blocks');
+  line('(128,000 tokens) each; keyed, each session keeps to one replica; keyless, every replica holds every session and evicts.');
   line();
   line('| path | requests | prompt tokens | cached tokens | ideal cached | of ideal | token cache rate |');
   line('|---|---:|---:|---:|---:|---:|---:|');
