@@ -73,15 +73,17 @@ export async function handleChat(req: FastifyRequest, reply: FastifyReply, deps:
     const built = turn.session.window.build({ route: route.name, model: route.dialect.model, origin, params });
     const hints = hintsFor(route, turn.session.id);
     const cause = breakCause(turn, built.request);
+    // Encoded before llm.req is written: the record names the breakpoints the dialect placed. The
+    // digest is the neutral request's, which encoding does not touch.
+    const encoded = dialect.encodeRequest(built.request, route.dialect, hints, { stream: true, resolveImage: (sha) => deps.images.resolve(sha) });
     const reqEvent = turn.append({
       type: 'llm.req', digest: built.digest, recipe_version: turn.session.window.recipe?.version ?? route.recipe.version,
       route: route.name, model: route.dialect.model, origin, params, elided: built.elided, est_tokens: built.estTokens,
-      hints: hintsRecord(hints), cause,
+      hints: hintsRecord(hints, encoded.cacheBreakpoints), cause,
     });
     turn.session.previousRequest = built.request;
     if (built.trimmed) deps.metrics.windowTrims.inc(labels);
 
-    const encoded = dialect.encodeRequest(built.request, route.dialect, hints, { stream: true, resolveImage: (sha) => deps.images.resolve(sha) });
     if (apiKey !== undefined) Object.assign(encoded.headers, dialect.authHeaders(apiKey));
     const callStarted = performance.now();
     deps.metrics.duration.observe({ ...labels, phase: 'overhead' }, (callStarted - started) / 1000);

@@ -1,0 +1,219 @@
+/**
+ * An end-to-end world for the wires other than openai-chat: the simulator, a recording tap in front
+ * of ALL of it (every upstream request and its whole response text are kept), and the proxy with
+ * one provider per wire, all pointing at the tap:
+ *
+ *   `an`: anthropic preset -> `/anthropic/v1/messages`
+ *   `ol`: ollama preset    -> `/api/chat`
+ *   `rs`: openai-responses -> `/v1/responses`
+ *   `ds`: deepseek preset  -> `/deepseek/v1/chat/completions`
+ *
+ * The config is written after the tap has its address, which `startWorld` (harness.ts) cannot do.
+ * The world has the harness's `World` shape, so `readSessions`, `replayAll` and friends take it.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { loadConfig } from '../../src/config/load.js';
+import { withSimulator } from '../../src/config/routes.js';
+import type { LogEvent } from '../../src/core/events.js';
+import { startProxy } from '../../src/proxy/server.js';
+import { createSim } from '../../src/sim/server.js';
+import type { SimOptions } from '../../src/sim/types.js';
+import { readSessions, type Tap, type TappedRequest, type World } from './harness.js';
+
+/** One upstream exchange as the tap saw it. */
+export interface WireExchange extends TappedRequest {
+  status: number;
+  /** The whole response body as text (SSE, NDJSON or JSON); '' until it has ended. */
+  response: string;
+}
+
+export interface WireTap extends Tap {
+  requests: WireExchange[];
+}
+
+export interface WiresWorld extends World {
+  tap: WireTap;
+}
+
+export interface WiresWorldOptions {
+  sim?: SimOptions;
+  /** `[models.*]` tables (and anything else) appended to the config. */
+  models: string;
+}
+
+export async function startWiresWorld(opts: WiresWorldOptions): Promise<WiresWorld> {
+  const dir = await mkdtemp(join(tmpdir(), 'pp-wires-'));
+  const sim = await createSim({ host: '127.0.0.1', port: 0, ...opts.sim });
+  const tap = await startWireTap(sim.origin);
+  const toml = `
+listen = "127.0.0.1:0"
+data_dir = ${JSON.stringify(join(dir, 'data'))}
+
+[providers.an]
+preset = "anthropic"
+base_url = "${tap.origin}/anthropic/v1"
+api_key_env = ""
+
+[providers.ol]
+preset = "ollama"
+base_url = "${tap.origin}"
+
+[providers.rs]
+preset = "openai-responses"
+base_url = "${tap.origin}/v1"
+api_key_env = ""
+
+[providers.ds]
+preset = "deepseek"
+base_url = "${tap.origin}/deepseek/v1"
+api_key_env = ""
+${opts.models}
+`;
+  const path = join(dir, 'config.toml');
+  await writeFile(path, toml);
+  const config = withSimulator(loadConfig({ path, env: {}, cwd: dir }), sim.url);
+  const proxy = await startProxy(config);
+  const client = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: 'test', maxRetries: 0 });
+  return {
+    dir, sim, proxy, client, tap,
+    async close() {
+      proxy.app.server.closeAllConnections();
+      await proxy.close();
+      await tap.close();
+      await sim.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * A pass-through server that records each request (body parsed as JSON) and, once it has ended,
+ * the response's status and text. The text is recorded before the last byte is passed on, so it is
+ * complete by the time the proxy has read the reply.
+ */
+async function startWireTap(target: string): Promise<WireTap> {
+  const requests: WireExchange[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks);
+      let body: unknown = null;
+      try {
+        body = JSON.parse(raw.toString('utf8'));
+      } catch {
+        body = raw.toString('utf8');
+      }
+      const record: WireExchange = { path: req.url ?? '', headers: req.headers, body, status: 0, response: '' };
+      requests.push(record);
+      const up = httpRequest(`${target}${req.url ?? ''}`, { method: req.method, headers: { ...req.headers, host: new URL(target).host } }, (upRes) => {
+        record.status = upRes.statusCode ?? 0;
+        res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+        const got: Buffer[] = [];
+        upRes.on('data', (c: Buffer) => {
+          got.push(c);
+          res.write(c);
+        });
+        upRes.on('end', () => {
+          record.response = Buffer.concat(got).toString('utf8');
+          res.end();
+        });
+      });
+      up.on('error', () => res.destroy());
+      res.on('close', () => up.destroy());
+      up.end(raw);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    requests,
+    close: () => new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    }),
+  };
+}
+
+/** The tapped exchanges since index `from` whose path starts with `prefix`. */
+export function wire(world: WiresWorld, prefix: string, from = 0): WireExchange[] {
+  return world.tap.requests.slice(from).filter((r) => r.path.startsWith(prefix));
+}
+
+/** The `data:` payloads of an SSE text, parsed as JSON (non-JSON payloads skipped). */
+export function sseData(text: string): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const frame of text.split(/\r?\n\r?\n/)) {
+    const data = frame.split(/\r?\n/).filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n');
+    if (data === '' || data === '[DONE]') continue;
+    try {
+      out.push(JSON.parse(data) as Record<string, unknown>);
+    } catch {
+      // a ping with a non-JSON payload, say: not what the tests read
+    }
+  }
+  return out;
+}
+
+/** The lines of an NDJSON text, parsed. */
+export function ndjson(text: string): Record<string, unknown>[] {
+  return text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+export async function metricsText(world: World): Promise<string> {
+  return (await fetch(`${world.proxy.url}/metrics`)).text();
+}
+
+/** The thinking blocks of an Anthropic SSE reply, assembled from their deltas, in order. */
+export function anthropicThinking(text: string): { type: 'thinking'; thinking: string; signature: string }[] {
+  const blocks = new Map<number, { type: 'thinking'; thinking: string; signature: string }>();
+  for (const ev of sseData(text)) {
+    const index = ev.index as number;
+    if (ev.type === 'content_block_start' && (ev.content_block as { type?: string }).type === 'thinking') {
+      blocks.set(index, { type: 'thinking', thinking: '', signature: '' });
+    }
+    const block = blocks.get(index);
+    const delta = ev.delta as { type?: string; thinking?: string; signature?: string } | undefined;
+    if (ev.type !== 'content_block_delta' || block === undefined || delta === undefined) continue;
+    if (delta.type === 'thinking_delta') block.thinking += delta.thinking ?? '';
+    if (delta.type === 'signature_delta') block.signature = delta.signature ?? '';
+  }
+  return [...blocks.entries()].sort((a, b) => a[0] - b[0]).map(([, b]) => b);
+}
+
+/** The reasoning items of a Responses SSE reply, as their `output_item.done` events hold them. */
+export function responsesReasoning(text: string): Record<string, unknown>[] {
+  return sseData(text)
+    .filter((ev) => ev.type === 'response.output_item.done' && (ev.item as { type?: string }).type === 'reasoning')
+    .map((ev) => ev.item as Record<string, unknown>);
+}
+
+/** The events of the one session whose log holds `marker`. */
+export async function sessionWith(world: World, marker: string): Promise<LogEvent[]> {
+  const found = [...(await readSessions(world)).values()].filter((events) => JSON.stringify(events).includes(marker));
+  if (found.length !== 1) throw new Error(`expected one session holding ${marker}, found ${found.length}`);
+  return found[0]!;
+}
+
+/**
+ * Anthropic's own rule, which the simulator does not check: with thinking on, a request that ends
+ * inside a tool loop (its last turn holds tool results) must have its last assistant turn start
+ * with a thinking block ("When `thinking` is enabled, a final `assistant` message must start with a
+ * thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks) ... To avoid
+ * this requirement, disable `thinking`."). True when the request breaks it.
+ */
+export function breaksFinalThinkingRule(req: WireExchange): boolean {
+  const thinking = req.body.thinking as { type: string } | undefined;
+  const messages = req.body.messages as { role: string; content: { type: string }[] }[];
+  const last = messages.at(-1);
+  const inLoop = last?.role === 'user' && last.content.some((b) => b.type === 'tool_result');
+  const lastAssistant = messages.findLast((m) => m.role === 'assistant');
+  const first = lastAssistant?.content[0]?.type;
+  return thinking !== undefined && thinking.type !== 'disabled' && inLoop && lastAssistant !== undefined && first !== 'thinking' && first !== 'redacted_thinking';
+}
