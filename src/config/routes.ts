@@ -11,8 +11,13 @@ import { presetOf, type CacheControlMode, type CacheKeyMode, type PresetName } f
 import type { Config, ModelConfig, Price, ProviderConfig, Timeouts } from './types.js';
 
 export interface Route {
-  /** Label for metrics and the recipe: the `[models]` name, or `provider/model`. */
+  /** The recipe's route: the `[models]` name, or `provider/model` as the client asked. */
   name: string;
+  /**
+   * The `model` label of metrics: the `[models]` name, or `provider/*` for a model the config does
+   * not name, so label values stay bounded by the config whatever clients ask for.
+   */
+  label: string;
   provider: string;
   preset: PresetName;
   dialect: DialectRoute;
@@ -35,7 +40,7 @@ export interface Route {
 export function resolveRoute(config: Config, requestedModel: string): Route {
   const configured = Object.hasOwn(config.models, requestedModel) ? config.models[requestedModel] : undefined;
   if (configured !== undefined) {
-    return makeRoute(requestedModel, providerOf(config, configured.provider), configured);
+    return { ...makeRoute(requestedModel, providerOf(config, configured.provider), configured), label: requestedModel };
   }
   const slash = requestedModel.indexOf('/');
   if (slash > 0 && slash < requestedModel.length - 1) {
@@ -43,7 +48,7 @@ export function resolveRoute(config: Config, requestedModel: string): Route {
     if (Object.hasOwn(config.providers, providerName)) {
       const provider = providerOf(config, providerName);
       const preset = presetOf(provider.preset);
-      return makeRoute(requestedModel, provider, {
+      const route = makeRoute(requestedModel, provider, {
         name: requestedModel,
         provider: providerName,
         model: requestedModel.slice(slash + 1),
@@ -55,6 +60,7 @@ export function resolveRoute(config: Config, requestedModel: string): Route {
         clientDrops: 'follow',
         keepReasoning: false,
       });
+      return { ...route, label: `${providerName}/*` };
     }
   }
   throw new ProxyError('model_not_found', { model: requestedModel, known: knownModels(config).join(', ') }, { param: 'model' });
@@ -93,7 +99,7 @@ function providerOf(config: Config, name: string): ProviderConfig {
   return provider;
 }
 
-function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig): Route {
+function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig): Omit<Route, 'label'> {
   const preset = presetOf(provider.preset);
   if (!preset.ready) {
     throw new ProxyError('wire_not_supported', { model: name, provider: provider.name, preset: provider.preset, wire: preset.wire }, { param: 'model' });
@@ -130,7 +136,7 @@ function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig): 
     system: model.system,
     client_drops: model.clientDrops,
   };
-  const route: Route = {
+  const route: Omit<Route, 'label'> = {
     name,
     provider: provider.name,
     preset: provider.preset,

@@ -42,7 +42,7 @@ export async function handleChat(req: FastifyRequest, reply: FastifyReply, deps:
   const conversation = toConversation(parsed.messages, deps.images);
   const params = toParams(parsed.body);
   const apiKey = route.apiKey ?? bearerOf(req.headers.authorization);
-  const labels = { provider: route.provider, model: route.name };
+  const labels = { provider: route.provider, model: route.label };
   routeLabels.set(req, labels);
 
   const turn = await deps.sessions.begin({
