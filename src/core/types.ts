@@ -30,6 +30,12 @@ export interface OpaqueBlock {
    * Lets a dialect put each block back where it was (Anthropic checks the order).
    */
   before_call?: number;
+  /**
+   * The provider does not bind the block to what came before it (Gemini's thought signatures), so
+   * it still goes back after an earlier entry was elided or summarised; without this, a reply made
+   * before such a change goes back without its blocks.
+   */
+  unbound?: true;
 }
 
 export interface ToolCall {

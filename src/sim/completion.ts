@@ -6,7 +6,7 @@
  */
 import type { SimError } from './errors.js';
 import type { ReasoningField } from './modes.js';
-import type { ReplyPlan } from './replies.js';
+import type { ReplyPlan, ToolCallOut } from './replies.js';
 
 export interface ReplyMeta {
   id: string;
@@ -22,11 +22,13 @@ const ARGS_PIECE = 12;
 export function completionObject(meta: ReplyMeta, plan: ReplyPlan, usage: Record<string, unknown>): Record<string, unknown> {
   const message: Record<string, unknown> = { role: 'assistant', content: plan.content };
   if (plan.thinking !== null) message[meta.replyField] = plan.thinking;
+  if (plan.details !== null) message.reasoning_details = plan.details.items;
   if (plan.toolCalls.length > 0) {
     message.tool_calls = plan.toolCalls.map((call) => ({
       id: call.id,
       type: 'function',
       function: { name: call.name, arguments: call.arguments },
+      ...signatureOf(call),
     }));
   }
   message.refusal = null;
@@ -65,7 +67,15 @@ export function streamPayloads(
   };
 
   chunk({ role: 'assistant', content: '' });
-  for (const piece of pieces(plan.thinking ?? '', TEXT_PIECE)) chunk({ [meta.replyField]: piece });
+  // OpenRouter sends each piece of reasoning text with the details fragment that carries it.
+  const thinking = pieces(plan.thinking ?? '', TEXT_PIECE);
+  const details = plan.details?.deltas ?? [];
+  for (let i = 0; i < Math.max(thinking.length, details.length); i++) {
+    const delta: Record<string, unknown> = {};
+    if (i < thinking.length) delta[meta.replyField] = thinking[i];
+    if (i < details.length) delta.reasoning_details = details[i];
+    chunk(delta);
+  }
   const content = pieces(plan.content ?? '', TEXT_PIECE);
   if (failure !== null) {
     // Some content always goes out before the error, so the client sees a stream that broke.
@@ -76,7 +86,8 @@ export function streamPayloads(
   }
   for (const piece of content) chunk({ content: piece });
   plan.toolCalls.forEach((call, index) => {
-    chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] });
+    // Gemini's signature rides on the call's first fragment.
+    chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' }, ...signatureOf(call) }] });
     for (const piece of pieces(call.arguments, ARGS_PIECE)) chunk({ tool_calls: [{ index, function: { arguments: piece } }] });
   });
   chunk({}, plan.finishReason);
@@ -87,8 +98,12 @@ export function streamPayloads(
   return out;
 }
 
+function signatureOf(call: ToolCallOut): { extra_content?: { google: { thought_signature: string } } } {
+  return call.thoughtSignature === undefined ? {} : { extra_content: { google: { thought_signature: call.thoughtSignature } } };
+}
+
 /** Splits by code points, so no piece ends inside a surrogate pair. */
-function pieces(text: string, size: number): string[] {
+export function pieces(text: string, size: number): string[] {
   const points = Array.from(text);
   const out: string[] = [];
   for (let i = 0; i < points.length; i += size) out.push(points.slice(i, i + size).join(''));

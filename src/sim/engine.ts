@@ -7,6 +7,7 @@ import { contextOverflow, directedError, SimError, streamFailure } from './error
 import { MODES, type ModeSpec } from './modes.js';
 import { ReplicaCache } from './cache.js';
 import type { ReplyMeta } from './completion.js';
+import { addOpaque, zeroOpaque, type ModeRules } from './mode-rules.js';
 import { addCounts, ReasoningMemory, zeroCounts } from './reasoning-check.js';
 import { planReply, type ReplyPlan } from './replies.js';
 import { parseChatRequest } from './request.js';
@@ -54,6 +55,8 @@ export class SimEngine {
   readonly #caches: ReplicaCache[];
   readonly #router: Router;
   readonly #memory = new ReasoningMemory();
+  /** Each mode's own rules, made on first use (they remember the replies they made). */
+  readonly #rules = new Map<SimMode, ModeRules>();
   #offset = 0;
 
   constructor(config: EngineConfig) {
@@ -75,7 +78,7 @@ export class SimEngine {
     const record: SimRecord = {
       seq: this.records.length + 1, path, mode, model: null, replica: null, sessionKey: null, sessionKeySource: null,
       promptTokens: 0, cachedTokens: 0, completionTokens: 0, reasoningTokens: 0, stream: false, status: 0, error: null,
-      reasoning: zeroCounts(), receivedAt: this.now(), firstByteAt: null, finishedAt: null, closedEarly: false, closedAt: null,
+      reasoning: zeroCounts(), opaque: zeroOpaque(), costUsd: null, receivedAt: this.now(), firstByteAt: null, finishedAt: null, closedEarly: false, closedAt: null,
     };
     this.records.push(record);
     return record;
@@ -96,9 +99,11 @@ export class SimEngine {
     const req = parseChatRequest(bodyText);
     record.model = req.model;
     record.stream = req.stream;
-    const { counts, problems } = this.#memory.check(req.messages, mode.backField);
+    const rules = this.#rulesOf(mode);
+    const { counts, problems } = this.#memory.check(req.messages, mode.backField, rules?.givesReasoningBack.bind(rules));
     record.reasoning = counts;
     checkConversation(req.messages, mode);
+    if (rules !== undefined) record.opaque = rules.checkHistory(req);
     const problem = problems[0];
     if (this.#config.requireReasoning && problem !== undefined) {
       throw new SimError(
@@ -112,6 +117,13 @@ export class SimEngine {
     const tokens = new TokenSeq(renderPrompt(req.tools, req.messages));
     record.promptTokens = tokens.count;
     const plan = planReply(req.messages, tokens.digest, mode);
+    const shows = rules?.showsThinking(req);
+    if (shows === true && plan.thinking === null) Object.assign(plan, planReply(req.messages, tokens.digest, { ...mode, alwaysThinks: true }));
+    if (shows === false && plan.thinking !== null) {
+      plan.completionTokens -= plan.reasoningTokens;
+      plan.thinking = null;
+      plan.reasoningTokens = 0;
+    }
     if (tokens.count > this.#config.contextTokens || plan.failure?.kind === 'overflow') {
       return { kind: 'error', error: contextOverflow(tokens.count, this.#config.contextTokens), slowMs: plan.slowMs };
     }
@@ -122,18 +134,24 @@ export class SimEngine {
     record.sessionKeySource = session?.source ?? null;
     const replica = this.#router.pick(record.sessionKey, tokens);
     record.replica = replica;
-    record.cachedTokens = this.#readAndWrite(replica, tokens);
+    const caching = rules?.caching(req) ?? 'auto';
+    record.cachedTokens = caching === 'off' ? 0 : this.#readAndWrite(replica, tokens);
+    // What a cache that was asked for wrote: the whole blocks it did not already hold.
+    const cacheWrite = caching === 'asked' && tokens.count >= MIN_CACHED_PROMPT ? tokens.fullBlocks * BLOCK_TOKENS - record.cachedTokens : 0;
     record.completionTokens = plan.completionTokens;
     record.reasoningTokens = plan.reasoningTokens;
     this.#memory.remember(plan);
+    rules?.decorate(plan, req, tokens.digest);
 
     const failure = plan.streamError ? streamFailure() : null;
     if (failure !== null && !req.stream) return { kind: 'error', error: failure, slowMs: plan.slowMs };
+    const usage = mode.usage({ prompt: tokens.count, cached: record.cachedTokens, cacheWrite, completion: plan.completionTokens, reasoning: plan.reasoningTokens });
+    record.costUsd = typeof usage.cost === 'number' ? usage.cost : null;
     return {
       kind: 'reply',
       plan,
       meta: { id: `chatcmpl-${tokens.digest.slice(0, 24)}`, created: Math.floor(record.receivedAt / 1000), model: req.model, replyField: mode.replyField },
-      usage: mode.usage({ prompt: tokens.count, cached: record.cachedTokens, completion: plan.completionTokens, reasoning: plan.reasoningTokens }),
+      usage,
       stream: req.stream,
       includeUsage: req.includeUsage,
       failure,
@@ -153,12 +171,15 @@ export class SimEngine {
 
   stats(): SimStats {
     const replicas = this.#caches.map((cache, replica) => ({ replica, requests: 0, promptTokens: 0, cachedTokens: 0, blocks: cache.size }));
-    const stats: SimStats = { requests: 0, ok: 0, errors: 0, promptTokens: 0, cachedTokens: 0, completionTokens: 0, replicas, reasoning: zeroCounts() };
+    const stats: SimStats = {
+      requests: 0, ok: 0, errors: 0, promptTokens: 0, cachedTokens: 0, completionTokens: 0, replicas, reasoning: zeroCounts(), opaque: zeroOpaque(),
+    };
     for (const r of this.records) {
       stats.requests++;
       if (r.status === 200) stats.ok++;
       else if (r.status >= 400) stats.errors++;
       addCounts(stats.reasoning, r.reasoning);
+      addOpaque(stats.opaque, r.opaque);
       if (r.replica === null) continue;
       stats.promptTokens += r.promptTokens;
       stats.cachedTokens += r.cachedTokens;
@@ -176,7 +197,18 @@ export class SimEngine {
     this.records.length = 0;
     for (const cache of this.#caches) cache.clear();
     this.#memory.clear();
+    for (const rules of this.#rules.values()) rules.clear();
     this.#router.reset();
+  }
+
+  #rulesOf(mode: ModeSpec): ModeRules | undefined {
+    if (mode.rules === undefined) return undefined;
+    let rules = this.#rules.get(mode.mode);
+    if (rules === undefined) {
+      rules = mode.rules();
+      this.#rules.set(mode.mode, rules);
+    }
+    return rules;
   }
 }
 

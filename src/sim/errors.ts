@@ -23,6 +23,28 @@ export class SimError extends Error {
   body(): OpenAIErrorBody {
     return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
   }
+
+  /** The body as the upstream sends it: OpenAI's shape unless the mode has its own envelope. */
+  wire(): unknown {
+    return this.body();
+  }
+}
+
+/**
+ * An error in the upstream's own envelope (OpenRouter's `{error:{code: 400, message, metadata}}`,
+ * the list Google's OpenAI endpoint answers with), so the proxy reads what it would really get.
+ */
+export class EnvelopedError extends SimError {
+  readonly #envelope: unknown;
+
+  constructor(status: number, code: string, message: string, param: string | null, envelope: unknown) {
+    super(status, code, message, param);
+    this.#envelope = envelope;
+  }
+
+  override wire(): unknown {
+    return this.#envelope;
+  }
 }
 
 /** OpenAI's `error.type` for a status. */

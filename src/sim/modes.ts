@@ -1,9 +1,13 @@
 /**
  * What each simulated upstream does differently, in one table, so no other file branches on a
  * mode's name: where reasoning goes out and must come back, which history fields it rejects or
- * requires, and which usage fields it reports (wire-formats.md sections 1, 5, 7 and the cheat
- * sheets).
+ * requires, and which usage fields it reports (wire-formats.md sections 1, 4, 5, 7, 10 and the
+ * cheat sheets). Rules that need more than a flag (OpenRouter's reasoning_details, Gemini's
+ * thought signatures) are a `ModeRules` of their own, made per simulator.
  */
+import { geminiRules } from './gemini.js';
+import type { ModeRules } from './mode-rules.js';
+import { openrouterRules, openrouterUsage } from './openrouter.js';
 import type { SimMode } from './types.js';
 
 export type ReasoningField = 'reasoning_content' | 'reasoning';
@@ -14,6 +18,8 @@ export const REASONING_FIELDS = ['reasoning_content', 'reasoning', 'thinking'] a
 export interface UsageCounts {
   prompt: number;
   cached: number;
+  /** Tokens written to the cache because the request asked (0 where the cache fills by itself). */
+  cacheWrite: number;
   completion: number;
   reasoning: number;
 }
@@ -31,6 +37,8 @@ export interface ModeSpec {
   /** DeepSeek V4 thinking mode: an assistant turn with tool calls must carry `reasoning_content`. */
   requiresReasoningOnToolTurns: boolean;
   usage(u: UsageCounts): Record<string, unknown>;
+  /** The mode's own rules, made once per simulator (they remember the replies they made). */
+  rules?: () => ModeRules;
 }
 
 function openaiUsage(u: UsageCounts): Record<string, unknown> {
@@ -78,5 +86,29 @@ export const MODES: Record<SimMode, ModeSpec> = {
     rejectsReasoningContent: true,
     requiresReasoningOnToolTurns: false,
     usage: openaiUsage,
+  },
+  // OpenRouter: `reasoning` text plus `reasoning_details`, which must come back unchanged or not
+  // at all; `usage.cost`; Claude models cache only when asked (openrouter.ts).
+  openrouter: {
+    mode: 'openrouter',
+    replyField: 'reasoning',
+    alwaysThinks: true,
+    backField: 'reasoning',
+    rejectsReasoningContent: false,
+    requiresReasoningOnToolTurns: false,
+    usage: openrouterUsage,
+    rules: openrouterRules,
+  },
+  // Gemini's OpenAI endpoint: a thought signature on the first call of each reply, required back
+  // in the current turn (gemini.ts); thought text only when the request asks for it.
+  gemini: {
+    mode: 'gemini',
+    replyField: 'reasoning_content',
+    alwaysThinks: false,
+    backField: 'reasoning_content',
+    rejectsReasoningContent: false,
+    requiresReasoningOnToolTurns: false,
+    usage: openaiUsage,
+    rules: geminiRules,
   },
 };

@@ -44,7 +44,12 @@ export class ReasoningMemory {
     }
   }
 
-  check(messages: readonly WireMessage[], backField: ReasoningField): { counts: ReasoningCounts; problems: ReasoningProblem[] } {
+  /** `givesBack`: the message gives its reasoning back in another form the mode accepts (see ModeRules). */
+  check(
+    messages: readonly WireMessage[],
+    backField: ReasoningField,
+    givesBack?: (msg: WireMessage, thoughts: ReadonlySet<string>) => boolean,
+  ): { counts: ReasoningCounts; problems: ReasoningProblem[] } {
     const counts = zeroCounts();
     const problems: ReasoningProblem[] = [];
     messages.forEach((msg, index) => {
@@ -52,7 +57,7 @@ export class ReasoningMemory {
       const thoughts = this.#thoughtsFor(msg);
       if (thoughts === null) return;
       counts.expected++;
-      if (thoughts.has(textIn(msg, backField))) {
+      if (thoughts.has(textIn(msg, backField)) || givesBack?.(msg, thoughts) === true) {
         counts.returned++;
         return;
       }

@@ -12,6 +12,14 @@ export interface ToolCallOut {
   id: string;
   name: string;
   arguments: string;
+  /** Gemini: `extra_content.google.thought_signature` on this call. */
+  thoughtSignature?: string;
+}
+
+/** OpenRouter's `reasoning_details`: the whole array, and the fragments each stream delta carries. */
+export interface DetailsOut {
+  items: Record<string, unknown>[];
+  deltas: Record<string, unknown>[][];
 }
 
 /** How the request asked the reply to fail, if it did. */
@@ -27,6 +35,8 @@ export interface ReplyPlan {
   slowMs: number;
   streamError: boolean;
   failure: PlannedFailure | null;
+  /** Set by a mode's rules (openrouter.ts); null otherwise. */
+  details: DetailsOut | null;
 }
 
 /** Four-byte filler words, so N words are exactly N tokens. */
@@ -67,6 +77,7 @@ export function planReply(messages: readonly WireMessage[], digest: string, mode
     slowMs: of('slow').at(-1)?.ms ?? 0,
     streamError: of('stream-error').length > 0,
     failure: failure === undefined ? null : failure.kind === 'error' ? { kind: 'error', status: failure.status } : { kind: 'overflow' },
+    details: null,
   };
 }
 

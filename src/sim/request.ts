@@ -25,6 +25,8 @@ export interface ChatRequest {
   includeUsage: boolean;
   /** Body `prompt_cache_key`, when a non-empty string. */
   promptCacheKey: string | null;
+  /** The whole body, for the fields only one mode reads (top-level `cache_control`, Google's `extra_body`). */
+  body: Record<string, unknown>;
 }
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
@@ -57,6 +59,7 @@ export function parseChatRequest(text: string): ChatRequest {
     stream: stream === true,
     includeUsage: isObject(streamOptions) && streamOptions.include_usage === true,
     promptCacheKey: typeof key === 'string' && key !== '' ? key : null,
+    body,
   };
 }
 

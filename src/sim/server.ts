@@ -40,7 +40,7 @@ export interface Sim {
   close(): Promise<void>;
 }
 
-const ROUTE = /^\/(?:(openai|deepseek|cerebras)\/)?v1\/(chat\/completions|models)$/;
+const ROUTE = /^\/(?:(openai|deepseek|cerebras|openrouter|gemini)\/)?v1\/(chat\/completions|models)$/;
 
 export async function createSim(opts: SimOptions = {}): Promise<Sim> {
   const mode = opts.mode ?? 'openai';
@@ -113,7 +113,7 @@ export async function createSim(opts: SimOptions = {}): Promise<Sim> {
       record.status = outcome.error.status;
       record.error = outcome.error.code;
       if (outcome.slowMs > 0) await sleep(outcome.slowMs);
-      return sendJson(res, outcome.error.status, outcome.error.body(), record);
+      return sendJson(res, outcome.error.status, outcome.error.wire(), record);
     }
     const { plan, meta, usage } = outcome;
     record.status = 200;

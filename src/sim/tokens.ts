@@ -27,12 +27,12 @@ export function renderPrompt(tools: readonly unknown[], messages: readonly WireM
   return out;
 }
 
-function renderMessage(msg: WireMessage): string {
+function renderMessage(msg: WireMessage, withReasoning = true): string {
   let out = `<|start|>${msg.role}`;
   if (typeof msg.name === 'string') out += ` name=${msg.name}`;
   if (msg.role === 'tool') out += ` id=${String(msg.tool_call_id)}`;
   out += '\n';
-  const thinking = reasoningOf(msg);
+  const thinking = withReasoning ? reasoningOf(msg) : null;
   if (thinking !== null) out += `<think>${thinking}</think>\n`;
   out += contentText(msg.content, imageMarker);
   // Shape errors are reported by strict.ts; here a malformed call renders as best it can.
@@ -46,8 +46,29 @@ function renderMessage(msg: WireMessage): string {
   return out + '<|end|>\n';
 }
 
-/** The first reasoning field present, in REASONING_FIELDS order. */
+/**
+ * SHA-256 hex of the prompt before each message, rendered without reasoning: `[i]` covers the
+ * tools and `messages[0..i)`, `[messages.length]` the whole prompt. What a signed reply made after
+ * `messages[0..i)` is bound to when it comes back as `messages[i]`; reasoning is left out so that
+ * an earlier reply's reasoning, dropped or sent beside its details, does not count as a change.
+ */
+export function prefixDigests(tools: readonly unknown[], messages: readonly WireMessage[]): string[] {
+  const hash = createHash('sha256').update(renderPrompt(tools, []));
+  const out = [hash.copy().digest('hex')];
+  for (const msg of messages) out.push(hash.update(renderMessage(msg, false)).copy().digest('hex'));
+  return out;
+}
+
+/**
+ * The reasoning a message shows the model: the text items of its `reasoning_details` when it has
+ * some (OpenRouter reads those, and a text field beside them says the same), else the first
+ * reasoning field present, in REASONING_FIELDS order.
+ */
 export function reasoningOf(msg: WireMessage): string | null {
+  const details = msg.reasoning_details;
+  if (Array.isArray(details) && details.length > 0) {
+    return details.map((d) => (isObject(d) && d.type === 'reasoning.text' && typeof d.text === 'string' ? d.text : '')).join('');
+  }
   for (const field of REASONING_FIELDS) {
     const value = msg[field];
     if (typeof value === 'string') return value;

@@ -5,8 +5,8 @@
  */
 
 /** Which upstream the simulator plays; see modes.ts for what each one changes. */
-export type SimMode = 'openai' | 'deepseek' | 'cerebras';
-export const SIM_MODES: readonly SimMode[] = ['openai', 'deepseek', 'cerebras'];
+export type SimMode = 'openai' | 'deepseek' | 'cerebras' | 'openrouter' | 'gemini';
+export const SIM_MODES: readonly SimMode[] = ['openai', 'deepseek', 'cerebras', 'openrouter', 'gemini'];
 
 /**
  * How a request without a session key picks a replica. `session`: keyless requests all share
@@ -53,6 +53,19 @@ export interface ReasoningCounts {
   wrongField: number;
 }
 
+/**
+ * Opaque reasoning that must come back unchanged: OpenRouter's `reasoning_details`, Gemini's
+ * thought signatures. Only the modes that make them count anything; a bad one is a 400 instead.
+ */
+export interface OpaqueCounts {
+  /** Assistant messages of ours whose opaque reasoning came back unchanged. */
+  returned: number;
+  /** ... that came back without it (allowed where the upstream allows it). */
+  dropped: number;
+  /** ... that came back with it and with reasoning text beside it (`reasoning_content`, `reasoning`). */
+  withText: number;
+}
+
 /** Where the session key came from, in the order they are read. */
 export type SessionKeySource = 'prompt_cache_key' | 'x-session-id' | 'x-session-affinity';
 
@@ -75,6 +88,9 @@ export interface SimRecord {
   /** The error code sent (status >= 400, or a mid-stream error), else null. */
   error: string | null;
   reasoning: ReasoningCounts;
+  opaque: OpaqueCounts;
+  /** What the reply cost (OpenRouter's `usage.cost`, USD); null where the mode reports none. */
+  costUsd: number | null;
   /** Times from the simulator's clock (ms). */
   receivedAt: number;
   firstByteAt: number | null;
@@ -104,4 +120,5 @@ export interface SimStats {
   completionTokens: number;
   replicas: ReplicaStats[];
   reasoning: ReasoningCounts;
+  opaque: OpaqueCounts;
 }

@@ -86,12 +86,15 @@ export class Entry {
     });
   }
 
-  /** With the blocks made by `origin`; undefined when none of its blocks came from there. */
-  withBlocks(origin: Origin, key: string, stats: WindowStats): Rendered | undefined {
+  /**
+   * With the blocks made by `origin`; undefined when none of its blocks came from there. A stale
+   * reply (its prefix changed since) keeps only the blocks its provider does not bind to the prefix.
+   */
+  withBlocks(origin: Origin, key: string, stats: WindowStats, stale = false): Rendered | undefined {
     if (this.blocks.length === 0) return undefined;
-    const mine = this.blocks.filter((b) => b.origin.provider === origin.provider && b.origin.model === origin.model);
+    const mine = this.blocks.filter((b) => b.origin.provider === origin.provider && b.origin.model === origin.model && (!stale || b.unbound === true));
     if (mine.length === 0) return undefined;
-    return this.#memo('b' + key, stats, () => this.#assistant(this.calls, mine));
+    return this.#memo((stale ? 'u' : 'b') + key, stats, () => this.#assistant(this.calls, mine));
   }
 
   /**

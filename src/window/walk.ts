@@ -127,10 +127,8 @@ function covering(summaries: Summaries, seq: number): Summary | undefined {
 function single(ctx: WalkContext, e: Entry): Rendered {
   if (e.role === 'assistant') {
     if (ctx.isElided(e.seq)) return e.elided(ctx.stats);
-    if (!isStale(ctx, e)) {
-      const withBlocks = e.withBlocks(ctx.origin, ctx.originKey, ctx.stats);
-      if (withBlocks !== undefined) return withBlocks;
-    }
+    const withBlocks = e.withBlocks(ctx.origin, ctx.originKey, ctx.stats, isStale(ctx, e));
+    if (withBlocks !== undefined) return withBlocks;
   }
   return e.plain(ctx.cap, ctx.stats);
 }
@@ -163,7 +161,7 @@ function batch(ctx: WalkContext, items: Rendering, i: number): { end: number; op
   const open = !complete && end === entries.length;
   let r: Rendered;
   if (!complete) r = e.withCalls(new Set(answeredBy.keys()), stats);
-  else r = (isStale(ctx, e) ? undefined : e.withBlocks(ctx.origin, ctx.originKey, stats)) ?? e.plain(ctx.cap, stats);
+  else r = e.withBlocks(ctx.origin, ctx.originKey, stats, isStale(ctx, e)) ?? e.plain(ctx.cap, stats);
   const results: number[] = [];
   items.push({ kind: 'entry', entry: e, summary: undefined, r, batch: -1, results, open });
 

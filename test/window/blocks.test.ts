@@ -66,6 +66,24 @@ describe('thinking and opaque blocks', () => {
     expect(withBlocks(next.request.messages)).toEqual([1, 7]);
   });
 
+  it('keeps the blocks a provider does not bind to the prefix (unbound) through a later elision', () => {
+    const log = new LogBuilder({ high_water: 400, low_water: 350, protected_entries: 4, max_result_tokens: 10_000 });
+    const sig = (n: string) => [{ kind: 'gemini.thought_signature' as const, origin: ORIGIN_A, data: n, before_call: 0, unbound: true as const }];
+    log.user('u1');
+    log.reply({ calls: ['c1'], blocks: sig('s1') });
+    const t1 = log.tool('c1', 'x'.repeat(750));
+    log.reply({ blocks: sig('s2'), content: 'after the big result' });
+    log.user('u2');
+    log.reply({ blocks: true });
+    expect(withBlocks(log.send().request.messages)).toEqual([1, 3, 5]);
+    log.user('y'.repeat(600));
+    const trimmed = log.send();
+    expect(trimmed.elided).toEqual([t1]);
+    // The signatures stay; the prefix-bound thinking block of the later reply goes.
+    expect(withBlocks(trimmed.request.messages)).toEqual([1, 3]);
+    expect(withBlocks(log.send(ORIGIN_B).request.messages)).toEqual([]);
+  });
+
   it('a summary makes later-surviving replies made before it stale, and so does its revocation', () => {
     const log = new LogBuilder();
     const u1 = log.user('u1');

@@ -97,7 +97,8 @@ export function replyFromMessage(parts: ReplyParts, route: DialectRoute): Neutra
     });
     const signature = asObject(asObject(call.extra_content)?.google)?.thought_signature;
     if (signature !== undefined && signature !== null) {
-      blocks.push({ kind: 'gemini.thought_signature', origin, data: signature, before_call: i });
+      // Gemini checks a signature on its call, not against the prefix: it survives an elision.
+      blocks.push({ kind: 'gemini.thought_signature', origin, data: signature, before_call: i, unbound: true });
     }
   }
 

@@ -185,7 +185,7 @@ describe('openai-chat stream decoder', () => {
       { index: 1, id: 'b', type: 'function', function: { name: 'g', arguments: '{}' }, extra_content: { google: { thought_signature: 'sig-b' } } },
     ];
     const { reply } = stream([delta({ tool_calls: calls }, 'tool_calls')]);
-    expect(reply.blocks).toStrictEqual([{ kind: 'gemini.thought_signature', origin: { provider: 'prov', model: 'mod' }, data: 'sig-b', before_call: 1 }]);
+    expect(reply.blocks).toStrictEqual([{ kind: 'gemini.thought_signature', origin: { provider: 'prov', model: 'mod' }, data: 'sig-b', before_call: 1, unbound: true }]);
     expect(decodeReply(200, { choices: [{ message: { tool_calls: calls }, finish_reason: 'tool_calls' }] }, route)).toStrictEqual(reply);
   });
 

@@ -1,0 +1,157 @@
+/**
+ * An end-to-end world for the upstreams that hand out opaque reasoning on the openai-chat wire:
+ * the simulator, a recording tap in front of it (each request's headers and body, and the whole
+ * response text), and the proxy with these providers, all through the tap:
+ *
+ *   `or`: openrouter preset    -> `/openrouter/v1`
+ *   `gm`: gemini-openai preset -> `/gemini/v1`
+ *   `oa`: generic preset       -> `/openai/v1`
+ *
+ * The config is written after the tap has its address, which `startWorld` (harness.ts) cannot do.
+ * The world has the harness's `World` shape, so `readSessions` and `replayAll` take it.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { loadConfig } from '../../src/config/load.js';
+import { withSimulator } from '../../src/config/routes.js';
+import { startProxy } from '../../src/proxy/server.js';
+import { createSim } from '../../src/sim/server.js';
+import type { SimOptions } from '../../src/sim/types.js';
+import type { Tap, TappedRequest, World } from './harness.js';
+
+export interface Exchange extends TappedRequest {
+  status: number;
+  /** The whole response text; '' until it has ended. */
+  response: string;
+}
+
+export interface RecordingTap extends Tap {
+  requests: Exchange[];
+}
+
+export interface ReasoningWorld extends World {
+  tap: RecordingTap;
+}
+
+export async function startReasoningWorld(models: string, sim: SimOptions = {}): Promise<ReasoningWorld> {
+  const dir = await mkdtemp(join(tmpdir(), 'pp-opaque-'));
+  const simulator = await createSim({ host: '127.0.0.1', port: 0, ...sim });
+  const tap = await startRecordingTap(simulator.origin);
+  const toml = `
+listen = "127.0.0.1:0"
+data_dir = ${JSON.stringify(join(dir, 'data'))}
+
+[providers.or]
+preset = "openrouter"
+base_url = "${tap.origin}/openrouter/v1"
+api_key_env = ""
+
+[providers.gm]
+preset = "gemini-openai"
+base_url = "${tap.origin}/gemini/v1"
+api_key_env = ""
+
+[providers.oa]
+preset = "generic"
+base_url = "${tap.origin}/openai/v1"
+${models}
+`;
+  const path = join(dir, 'config.toml');
+  await writeFile(path, toml);
+  const proxy = await startProxy(withSimulator(loadConfig({ path, env: {}, cwd: dir }), simulator.url));
+  const client = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: 'test', maxRetries: 0 });
+  return {
+    dir, sim: simulator, proxy, client, tap,
+    async close() {
+      proxy.app.server.closeAllConnections();
+      await proxy.close();
+      await tap.close();
+      await simulator.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Records each request and, before its last byte goes on, the response's status and text. */
+async function startRecordingTap(target: string): Promise<RecordingTap> {
+  const requests: Exchange[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks);
+      let body: unknown;
+      try {
+        body = JSON.parse(raw.toString('utf8'));
+      } catch {
+        body = raw.toString('utf8');
+      }
+      const record: Exchange = { path: req.url ?? '', headers: req.headers, body, status: 0, response: '' };
+      requests.push(record);
+      const up = httpRequest(`${target}${req.url ?? ''}`, { method: req.method, headers: { ...req.headers, host: new URL(target).host } }, (upRes) => {
+        record.status = upRes.statusCode ?? 0;
+        res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+        const got: Buffer[] = [];
+        upRes.on('data', (c: Buffer) => {
+          got.push(c);
+          res.write(c);
+        });
+        upRes.on('end', () => {
+          record.response = Buffer.concat(got).toString('utf8');
+          res.end();
+        });
+      });
+      up.on('error', () => res.destroy());
+      res.on('close', () => up.destroy());
+      up.end(raw);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    requests,
+    close: () => new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    }),
+  };
+}
+
+/** The exchanges since `from` whose path starts with `/<mode>/`. */
+export function exchanges(world: ReasoningWorld, mode: string, from = 0): Exchange[] {
+  return world.tap.requests.slice(from).filter((r) => r.path.startsWith(`/${mode}/`));
+}
+
+/** The `data:` payloads of an SSE text, parsed (`[DONE]` and non-JSON payloads skipped). */
+export function sseData(text: string): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const frame of text.split(/\r?\n\r?\n/)) {
+    const data = frame.split(/\r?\n/).filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n');
+    if (data === '' || data === '[DONE]') continue;
+    try {
+      out.push(JSON.parse(data) as Record<string, unknown>);
+    } catch {
+      // not a payload the tests read
+    }
+  }
+  return out;
+}
+
+/** A wire assistant message, as the tests read it. */
+export interface WireAssistant {
+  role: 'assistant';
+  content: string | null;
+  tool_calls?: { id: string; function: { name: string; arguments: string }; extra_content?: { google?: { thought_signature?: string } } }[];
+  reasoning_details?: unknown[];
+  reasoning_content?: string;
+  reasoning?: string;
+}
+
+export function assistantsOf(ex: TappedRequest): WireAssistant[] {
+  return (ex.body.messages as { role: string }[]).filter((m): m is WireAssistant => m.role === 'assistant');
+}
