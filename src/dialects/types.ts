@@ -55,12 +55,25 @@ export interface StreamDecoder {
   finish(): NeutralReply;
 }
 
+/**
+ * What the proxy knows of the request a reply answers, for a dialect that must make up part of the
+ * reply. Dialects that need none of it ignore it.
+ */
+export interface DecodeContext {
+  /**
+   * Unique per distinct request, the same for an identical retry (the proxy passes the neutral
+   * request's digest). A dialect that makes tool-call ids mixes it in, so a call repeated in a
+   * later reply gets a new id while a retried request gets the ids it got before.
+   */
+  idSeed?: string;
+}
+
 export interface Dialect {
   wire: WireFormat;
   encodeRequest(req: NeutralRequest, route: DialectRoute, hints: WireHints, opts: EncodeOptions): EncodedRequest;
   /** A 2xx JSON body -> reply. Throws `ProxyError` (`upstream_bad_reply`, or the error it holds). */
-  decodeReply(status: number, body: unknown, route: DialectRoute): NeutralReply;
-  createStreamDecoder(route: DialectRoute): StreamDecoder;
+  decodeReply(status: number, body: unknown, route: DialectRoute, ctx?: DecodeContext): NeutralReply;
+  createStreamDecoder(route: DialectRoute, ctx?: DecodeContext): StreamDecoder;
   /** A non-2xx body (any text, JSON or not) -> the upstream's error, with context overflow recognised. */
   decodeError(status: number, bodyText: string): UpstreamError;
   /**

@@ -122,7 +122,9 @@ export async function handleChat(req: FastifyRequest, reply: FastifyReply, deps:
       return;
     }
 
-    const decoder = dialect.createStreamDecoder(route.dialect);
+    // The request's digest seeds the ids a dialect makes up (Ollama's calls have none): unique per
+    // distinct request, the same for an identical retry.
+    const decoder = dialect.createStreamDecoder(route.dialect, { idSeed: built.digest });
     const events = createEventDecoder(decoder.framing);
     const meta = { id: `chatcmpl-${randomBytes(12).toString('hex')}`, created: Math.floor(deps.now().getTime() / 1000), model: parsed.body.model };
     let renderer: ChunkRenderer | undefined;

@@ -21,6 +21,10 @@ beforeAll(async () => {
 provider = "ol"
 model = "qwen-sim"
 
+[models.claude]
+provider = "an"
+model = "claude-sim"
+
 [models.qwen-small]
 provider = "ol"
 model = "qwen-sim"
@@ -149,21 +153,48 @@ describe('the KV cache across a trim', () => {
 });
 
 /*
- * KNOWN GAP, not fixed here (the ollama-chat dialect's): Ollama sends calls without ids, and the
- * id the dialect makes is a function of the call's position, name and arguments only, so a call
- * the model repeats in a later reply (`git status`, `run_tests {}`) gets the id of the earlier one.
- * The client then holds two calls with one id, and the conversation moved to Anthropic is a 400
- * ("`tool_use` ids must be unique"). This pins the current behaviour; when the ids are made
- * unique (say, with the reply's position in the session), it fails and should assert they differ.
+ * Ollama sends calls without ids, and a model repeats calls (`git status`, `run_tests {}`). The id
+ * the dialect makes mixes in the request's digest, so a call repeated in a later reply gets an id of
+ * its own: a client holding two calls with one id, or the Anthropic wire the conversation may move
+ * to, would refuse the conversation ("`tool_use` ids must be unique"). A retry of the same request
+ * has the same digest, so it gets the same ids.
  */
-it('KNOWN GAP: a call repeated in a later reply gets the same id', async () => {
-  const t = tag('ol-same-call');
-  const history: Parameters<typeof ask>[2] = [{ role: 'user', content: `${t} [[call read_file {"path":"same.ts"}]]` }];
-  const first = await ask(w, 'qwen', history, TOOLS);
-  keep(history, first, () => 'export {};', '[[call read_file {"path":"same.ts"}]]');
-  const second = await ask(w, 'qwen', history, TOOLS);
-  expect(second.toolCalls).toHaveLength(1);
-  expect(second.toolCalls[0]!.id).toBe(first.toolCalls[0]!.id);
+describe('a call repeated in a later reply', () => {
+  it('gets an id of its own, the same on a retry; the conversation goes on, on Ollama and on Anthropic', async () => {
+    const t = tag('ol-same-call');
+    const from = w.tap.requests.length;
+    const again = '[[call read_file {"path":"same.ts"}]]';
+    const history: Parameters<typeof ask>[2] = [{ role: 'user', content: `${t} ${again}` }];
+    const first = await ask(w, 'qwen', history, TOOLS);
+    keep(history, first, () => 'export {};', again);
+    const second = await ask(w, 'qwen', history, TOOLS, { stream: true });
+    const retried = await ask(w, 'qwen', history, TOOLS);
+    expect([first, second, retried].map((a) => a.toolCalls.map((c) => [c.function.name, c.function.arguments]))).toEqual([
+      [['read_file', '{"path":"same.ts"}']], [['read_file', '{"path":"same.ts"}']], [['read_file', '{"path":"same.ts"}']],
+    ]);
+    const [a, b] = [first.toolCalls[0]!.id, second.toolCalls[0]!.id];
+    expect(a).toMatch(/^call_0_[0-9a-f]{12}$/);
+    expect(b).toMatch(/^call_0_[0-9a-f]{12}$/);
+    expect(b).not.toBe(a);
+    expect(retried.toolCalls[0]!.id).toBe(b);
+    // The log holds the ids the client got.
+    const resps = (await sessionWith(w, t)).filter((e): e is EventOf<'llm.resp'> => e.type === 'llm.resp');
+    expect(resps.map((r) => r.reply.tool_calls?.map((c) => c.id))).toEqual([[a], [b], [b]]);
+
+    keep(history, second, () => 'export {};', '[[say same as before]]');
+    const third = await ask(w, 'qwen', history, TOOLS);
+    expect(third.content).toBe('same as before');
+    const moved = await ask(w, 'claude', history, TOOLS, { stream: true });
+    expect(moved.content).toBe('same as before');
+    const [toOllama] = wire(w, '/api/chat', from).slice(3);
+    const [toAnthropic] = wire(w, '/anthropic/', from);
+    expect([toOllama!.status, toAnthropic!.status]).toEqual([200, 200]);
+    const body = toAnthropic!.body as { messages: { role: string; content: { type: string; id?: string; tool_use_id?: string }[] }[] };
+    const uses = body.messages.flatMap((m) => m.content.filter((x) => x.type === 'tool_use').map((x) => x.id));
+    const results = body.messages.flatMap((m) => m.content.filter((x) => x.type === 'tool_result').map((x) => x.tool_use_id));
+    expect(uses).toEqual([a, b]);
+    expect(results).toEqual([a, b]);
+  });
 });
 
 it('every logged request replays', async () => {

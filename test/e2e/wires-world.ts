@@ -202,18 +202,32 @@ export async function sessionWith(world: World, marker: string): Promise<LogEven
 }
 
 /**
- * Anthropic's own rule, which the simulator does not check: with thinking on, a request that ends
- * inside a tool loop (its last turn holds tool results) must have its last assistant turn start
- * with a thinking block ("When `thinking` is enabled, a final `assistant` message must start with a
+ * Anthropic's own rule (the simulator checks it too): with thinking on, a request that ends inside
+ * a tool loop (its last turn holds tool results) must have its last assistant turn start with a
+ * thinking block ("When `thinking` is enabled, a final `assistant` message must start with a
  * thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks) ... To avoid
  * this requirement, disable `thinking`."). True when the request breaks it.
  */
 export function breaksFinalThinkingRule(req: WireExchange): boolean {
+  return asksThinking(req) && loopWithoutThinkingBlock(req);
+}
+
+/** The request asks for thinking (`enabled` or `adaptive`). */
+export function asksThinking(req: WireExchange): boolean {
   const thinking = req.body.thinking as { type: string } | undefined;
+  return thinking !== undefined && thinking.type !== 'disabled';
+}
+
+/**
+ * The request ends inside a tool loop whose last assistant turn does not start with a thinking
+ * block: it may not ask for thinking. A check that no request breaks the rule says little unless
+ * the requests that do not ask for thinking are exactly these.
+ */
+export function loopWithoutThinkingBlock(req: WireExchange): boolean {
   const messages = req.body.messages as { role: string; content: { type: string }[] }[];
   const last = messages.at(-1);
   const inLoop = last?.role === 'user' && last.content.some((b) => b.type === 'tool_result');
   const lastAssistant = messages.findLast((m) => m.role === 'assistant');
   const first = lastAssistant?.content[0]?.type;
-  return thinking !== undefined && thinking.type !== 'disabled' && inLoop && lastAssistant !== undefined && first !== 'thinking' && first !== 'redacted_thinking';
+  return inLoop && lastAssistant !== undefined && first !== 'thinking' && first !== 'redacted_thinking';
 }

@@ -68,6 +68,19 @@ describe('sim anthropic strict: tool pairs', () => {
   });
 });
 
+describe('sim anthropic strict: tool_use ids', () => {
+  it('refuses a tool_use id used twice, in one turn or two', async () => {
+    const s = await start();
+    const twice = await status(s, {
+      ...base,
+      messages: [userText('q'), { role: 'assistant', content: [useBlock('a')] }, { role: 'user', content: [result('a')] }, { role: 'assistant', content: [{ type: 'text', text: 'again' }, useBlock('a')] }, { role: 'user', content: [result('a')] }],
+    });
+    expect(twice).toStrictEqual({ status: 400, message: 'messages.3.content.1: `tool_use` ids must be unique' });
+    const inOne = await status(s, { ...base, messages: [userText('q'), { role: 'assistant', content: [useBlock('b'), useBlock('b')] }, { role: 'user', content: [result('b')] }] });
+    expect(inOne.message).toBe('messages.1.content.1: `tool_use` ids must be unique');
+  });
+});
+
 describe('sim anthropic strict: thinking limits', () => {
   it('refuses a budget under 1024 or not below max_tokens, and a temperature other than 1', async () => {
     const s = await start();
@@ -117,13 +130,49 @@ describe('sim anthropic strict: signed thinking', () => {
     }
   });
 
-  it('is not broken by a moved cache marker, and leaving the block out is not checked', async () => {
+  it('is not broken by a moved cache marker, and leaving the block out is not checked by signature', async () => {
     const s = await start();
     const { content, next } = await firstTurn(s);
     const q = userText('[[think I should read a.ts first.]] [[call read_file {"path":"a.ts"}]]');
     const markedFirst = { role: 'user', content: [{ ...q.content[0], cache_control: EPHEMERAL }] };
     expect((await status(s, { ...next({ first: markedFirst }), cache_control: EPHEMERAL })).status).toBe(200);
-    expect((await status(s, next({ reply: [content[1] as Json] }))).status).toBe(200);
+    // Without thinking asked for, the call may come back without its block (with it, see below).
+    const { thinking: _, ...noThinking } = next({ reply: [content[1] as Json] });
+    expect((await status(s, noThinking)).status).toBe(200);
+  });
+
+  it('inside a tool loop, refuses a last assistant turn that does not start with its thinking block', async () => {
+    const s = await start();
+    const { content, next } = await firstTurn(s);
+    const rule = 'When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`.';
+    const missing = await status(s, next({ reply: [content[1] as Json] }));
+    expect(missing.status).toBe(400);
+    expect(missing.message).toMatch(/^messages\.1\.content\.0\.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`\. /);
+    expect(missing.message).toContain(rule);
+    const textFirst = await status(s, next({ reply: [{ type: 'text', text: 'Reading.' }, content[1] as Json] }));
+    expect(textFirst.message).toMatch(/but found `text`\./);
+    // Adaptive thinking has the rule too; a redacted block first satisfies it (it is not checked).
+    const adaptive = await status(s, { ...next({ reply: [content[1] as Json] }), thinking: { type: 'adaptive' } });
+    expect(adaptive.message).toContain(rule);
+    const redacted = await status(s, next({ reply: [{ type: 'redacted_thinking', data: 'xyz' }, content[1] as Json] }));
+    expect(redacted.status).toBe(200);
+    expect((await status(s, { ...next({ reply: [content[1] as Json] }), thinking: { type: 'disabled' } })).status).toBe(200);
+  });
+
+  it('applies the rule only to the last assistant turn, and only while the loop goes on', async () => {
+    const s = await start();
+    const { content, next } = await firstTurn(s);
+    const loop = next({ reply: [content[1] as Json] });
+    // The loop ended: the model answered, the user speaks again.
+    const ended = { ...loop, messages: [...loop.messages, { role: 'assistant', content: [{ type: 'text', text: 'It says x.' }] }, userText('thanks')] };
+    expect((await status(s, ended)).status).toBe(200);
+    // An earlier call without its block, in a loop whose last turn starts with one.
+    const later = { type: 'tool_use', id: 'toolu_later', name: 'read_file', input: { path: 'b.ts' } };
+    const deeper = {
+      ...loop,
+      messages: [...loop.messages, { role: 'assistant', content: [{ type: 'redacted_thinking', data: 'xyz' }, later] }, { role: 'user', content: [result('toolu_later')] }],
+    };
+    expect((await status(s, deeper)).status).toBe(200);
   });
 
   it('binds a later block to the earlier ones: dropping an earlier turn\'s block breaks the later one', async () => {

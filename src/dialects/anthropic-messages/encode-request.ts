@@ -13,7 +13,7 @@ import type { DialectRoute, EncodedRequest, WireHints } from '../../core/route.j
 import type { NeutralRequest, ToolSpec } from '../../core/types.js';
 import type { EncodeOptions } from '../types.js';
 import { encodeConversation, type Conversation } from './conversation.js';
-import { stopSequences, thinkingFor, toolChoiceFor } from './request-params.js';
+import { loopLacksThinking, stopSequences, thinkingFor, toolChoiceFor } from './request-params.js';
 import type { WireCacheControl, WireContentBlock, WireMarkableBlock, WireTool } from './wire-types.js';
 import { jsonHeaders } from '../wire-headers.js';
 
@@ -30,7 +30,9 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
   const maxTokens = p.max_tokens ?? DEFAULT_MAX_TOKENS;
   const conv = encodeConversation(req.messages, opts);
   const tools = req.tools.map(encodeTool);
-  const ask = thinkingFor(p, route, maxTokens);
+  const asked = thinkingFor(p, route, maxTokens);
+  // Inside a tool loop whose last reply lost its signed blocks, thinking would be a 400: off for this request.
+  const ask = asked.thinking !== undefined && loopLacksThinking(conv.messages) ? {} : asked;
   const thinkingOn = ask.thinking !== undefined && ask.thinking.type !== 'disabled';
 
   const body: Record<string, unknown> = { model: req.model, max_tokens: maxTokens };

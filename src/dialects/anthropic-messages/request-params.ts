@@ -5,7 +5,7 @@
 import type { DialectRoute } from '../../core/route.js';
 import type { RequestParams } from '../../core/types.js';
 import { asObject, asString } from '../wire-read.js';
-import type { WireEffort, WireThinkingConfig, WireToolChoice } from './wire-types.js';
+import type { WireEffort, WireMessageParam, WireThinkingConfig, WireToolChoice } from './wire-types.js';
 
 /** `reasoning_effort` -> `budget_tokens` when thinking is `enabled`. */
 export const EFFORT_BUDGET: Readonly<Record<string, number>> = {
@@ -49,6 +49,26 @@ export function thinkingFor(params: RequestParams, route: DialectRoute, maxToken
   const budget = Math.min(wanted, maxTokens - 1);
   if (budget < MIN_THINKING_BUDGET) return {};
   return { thinking: { type: 'enabled', budget_tokens: budget } };
+}
+
+/**
+ * True when the conversation ends inside a tool loop (its last turn holds tool results) and the
+ * assistant turn those results answer does not start with a thinking or redacted_thinking block:
+ * its reply went without its signed blocks (made before an elision, or by another origin). The API
+ * refuses such a request when it asks for thinking ("When `thinking` is enabled, a final
+ * `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use`
+ * and `tool_result` blocks) ... To avoid this requirement, disable `thinking`."), so it goes
+ * without. The reply it gets has no thinking block either, so the rest of the loop goes without
+ * too, and thinking comes back with the next turn of the user's: one thinking configuration per
+ * assistant turn, as the API asks (a tool loop is one turn).
+ */
+export function loopLacksThinking(messages: readonly WireMessageParam[]): boolean {
+  const last = messages[messages.length - 1];
+  const caller = messages[messages.length - 2];
+  if (last?.role !== 'user' || caller?.role !== 'assistant') return false;
+  if (!last.content.some((b) => b.type === 'tool_result')) return false;
+  const first = caller.content[0]?.type;
+  return first !== 'thinking' && first !== 'redacted_thinking';
 }
 
 /**

@@ -11,18 +11,22 @@ import { canonicalDigest } from '../../core/canonical.js';
 import { ProxyError } from '../../core/errors.js';
 import type { DialectRoute } from '../../core/route.js';
 import type { FinishReason, NeutralReply, ToolCall, Usage } from '../../core/types.js';
-import type { UpstreamError } from '../types.js';
+import type { DecodeContext, UpstreamError } from '../types.js';
 import { isContextOverflow, toProxyError, upstreamErrorFromBody, upstreamErrorFromJson } from '../upstream-error.js';
 import { asArray, asNonEmptyString, asNumber, asObject, asString, parseJson, type JsonObject } from '../wire-read.js';
 
 /**
- * A call Ollama did not name gets `call_<position>_<12 hex of the digest of its name and
- * arguments>`: the same for the stream and the whole reply, so the log and the client agree. The
- * position keeps two equal calls of one reply apart; equal calls in different replies get equal ids
- * (the window links a result to the latest batch that made its id).
+ * A call Ollama did not name gets `call_<position>_<12 hex of the digest of the request's id seed,
+ * its name and arguments>`: the same for the stream and the whole reply, so the log and the client
+ * agree. The position keeps two equal calls of one reply apart; the seed (the request's digest,
+ * `DecodeContext.idSeed`) keeps equal calls of different replies apart, which a client, or the
+ * Anthropic wire the conversation may move to, needs: there two calls with one id are a 400. An
+ * identical retry has the same seed, so it gets the same ids. Without a seed the digest covers the
+ * name and arguments only.
  */
-export function ollamaCallId(position: number, name: string, args: unknown): string {
-  return `call_${position}_${canonicalDigest({ name, arguments: args ?? null }).slice(0, 12)}`;
+export function ollamaCallId(position: number, name: string, args: unknown, seed: string | undefined): string {
+  const what = seed === undefined ? { name, arguments: args ?? null } : { seed, name, arguments: args ?? null };
+  return `call_${position}_${canonicalDigest(what).slice(0, 12)}`;
 }
 
 /** Arguments as text: an object (Ollama's form) is serialised once, in its wire key order. */
@@ -33,7 +37,7 @@ function argumentsText(raw: unknown): string {
 }
 
 /** The calls of one message chunk; `first` is the position of the first of them in the reply. */
-export function callsFrom(raw: unknown, first: number): ToolCall[] {
+export function callsFrom(raw: unknown, first: number, seed: string | undefined): ToolCall[] {
   const out: ToolCall[] = [];
   for (const item of asArray(raw) ?? []) {
     const call = asObject(item);
@@ -41,7 +45,7 @@ export function callsFrom(raw: unknown, first: number): ToolCall[] {
     if (call === undefined || fn === undefined) continue;
     const name = asString(fn.name) ?? '';
     const position = first + out.length;
-    out.push({ id: asNonEmptyString(call.id) ?? ollamaCallId(position, name, fn.arguments), name, arguments: argumentsText(fn.arguments) });
+    out.push({ id: asNonEmptyString(call.id) ?? ollamaCallId(position, name, fn.arguments, seed), name, arguments: argumentsText(fn.arguments) });
   }
   return out;
 }
@@ -86,7 +90,7 @@ export function replyFromParts(parts: ReplyParts): NeutralReply {
   return reply;
 }
 
-export function decodeReply(status: number, body: unknown, route: DialectRoute): NeutralReply {
+export function decodeReply(status: number, body: unknown, route: DialectRoute, ctx?: DecodeContext): NeutralReply {
   const top = asObject(body);
   if (top === undefined) throw new ProxyError('upstream_bad_reply', { provider: route.provider, detail: 'the body is not a JSON object' });
   const error = asString(top.error);
@@ -96,7 +100,7 @@ export function decodeReply(status: number, body: unknown, route: DialectRoute):
   return replyFromParts({
     content: asString(message.content) ?? '',
     thinking: asString(message.thinking) ?? '',
-    calls: callsFrom(message.tool_calls, 0),
+    calls: callsFrom(message.tool_calls, 0, ctx?.idSeed),
     final: top.done === true ? top : undefined,
     model: asNonEmptyString(top.model),
   });

@@ -10,22 +10,27 @@
 import type { DialectRoute } from '../../core/route.js';
 import type { NeutralReply, ToolCall } from '../../core/types.js';
 import type { StreamEvent } from '../stream-decoder.js';
-import type { StreamDecoder, StreamDelta, UpstreamError } from '../types.js';
+import type { DecodeContext, StreamDecoder, StreamDelta, UpstreamError } from '../types.js';
 import { asNonEmptyString, asObject, asString, parseJson, type JsonObject } from '../wire-read.js';
 import { callsFrom, errorFromText, finishReasonFrom, replyFromParts, usageFrom } from './decode-reply.js';
 
-export function createStreamDecoder(_route: DialectRoute): StreamDecoder {
-  return new OllamaStreamDecoder();
+export function createStreamDecoder(_route: DialectRoute, ctx?: DecodeContext): StreamDecoder {
+  return new OllamaStreamDecoder(ctx?.idSeed);
 }
 
 class OllamaStreamDecoder implements StreamDecoder {
   readonly framing = 'ndjson' as const;
+  private readonly idSeed: string | undefined;
   private readonly content: string[] = [];
   private readonly thinking: string[] = [];
   private readonly calls: ToolCall[] = [];
   private final: JsonObject | undefined;
   private model: string | undefined;
   private errored = false;
+
+  constructor(idSeed: string | undefined) {
+    this.idSeed = idSeed;
+  }
 
   onEvent(ev: StreamEvent): StreamDelta[] {
     const parsed = parseJson(ev.data);
@@ -75,7 +80,7 @@ class OllamaStreamDecoder implements StreamDecoder {
       this.content.push(content);
       out.push({ type: 'content', text: content });
     }
-    for (const call of callsFrom(message.tool_calls, this.calls.length)) {
+    for (const call of callsFrom(message.tool_calls, this.calls.length, this.idSeed)) {
       const index = this.calls.length;
       this.calls.push(call);
       out.push({ type: 'tool_call_start', index, id: call.id, name: call.name });

@@ -1,12 +1,13 @@
 /**
  * The rules the Messages API enforces that a gateway can break, each a 400 with the API's wording
  * where known (wire-formats.md section 3): at most four `cache_control` markers (the request's own
- * counts), well-formed markers, every `tool_result` answering a `tool_use` of the assistant turn
- * right before it, every `tool_use` answered in the next turn, and thinking's own limits (a budget
- * of at least 1024 below `max_tokens`; no temperature other than 1). Signatures: signature.ts.
+ * counts), well-formed markers, `tool_use` ids unique, every `tool_result` answering a `tool_use`
+ * of the assistant turn right before it, every `tool_use` answered in the next turn, and thinking's
+ * own limits (a budget of at least 1024 below `max_tokens`; no temperature other than 1; inside a
+ * tool loop, the last assistant turn starts with a thinking block). Signatures: signature.ts.
  */
 import { isObject } from '../request.js';
-import { invalid, type MessagesRequest } from './request.js';
+import { invalid, thinks, type MessagesRequest } from './request.js';
 import type { Segment } from './render.js';
 
 export const MAX_CACHE_MARKERS = 4;
@@ -15,6 +16,7 @@ export function checkMessagesRequest(req: MessagesRequest, segments: readonly Se
   checkCacheMarkers(req, segments);
   checkThinking(req);
   checkToolPairs(req);
+  checkFinalThinking(req);
 }
 
 /** The number of `cache_control` markers the request carries, its own top-level one included. */
@@ -51,6 +53,7 @@ function checkThinking(req: MessagesRequest): void {
 }
 
 function checkToolPairs(req: MessagesRequest): void {
+  checkUniqueToolUseIds(req);
   let pending: string[] = [];
   let caller = -1;
   req.messages.forEach((turn, i) => {
@@ -70,4 +73,35 @@ function checkToolPairs(req: MessagesRequest): void {
     pending = turn.role === 'assistant' ? turn.content.filter((b) => b.type === 'tool_use').map((b) => String(b.id)) : [];
     caller = i;
   });
+}
+
+/** Every `tool_use` id of the request is its own (a gateway that makes ids up can repeat one). */
+function checkUniqueToolUseIds(req: MessagesRequest): void {
+  const seen = new Set<string>();
+  req.messages.forEach((turn, i) => {
+    turn.content.forEach((b, j) => {
+      if (b.type !== 'tool_use') return;
+      const id = String(b.id);
+      if (seen.has(id)) throw invalid(`messages.${i}.content.${j}: \`tool_use\` ids must be unique`);
+      seen.add(id);
+    });
+  });
+}
+
+/**
+ * With thinking on, a request that ends inside a tool loop (its last turn holds tool results, so
+ * the turn before it made the calls) must give that assistant turn back starting with its thinking
+ * block. Checked after the tool pairs, which make sure the turn before the results is the caller.
+ */
+function checkFinalThinking(req: MessagesRequest): void {
+  if (!thinks(req)) return;
+  const i = req.messages.length - 2;
+  const last = req.messages[i + 1];
+  const caller = req.messages[i];
+  if (last?.role !== 'user' || caller?.role !== 'assistant' || !last.content.some((b) => b.type === 'tool_result')) return;
+  const first = caller.content[0]?.type;
+  if (first === 'thinking' || first === 'redacted_thinking') return;
+  throw invalid(
+    `messages.${i}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first ?? 'nothing'}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable \`thinking\`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking`,
+  );
 }

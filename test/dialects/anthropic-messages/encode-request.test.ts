@@ -197,6 +197,54 @@ describe('anthropic-messages encodeRequest: thinking', () => {
   });
 });
 
+describe('anthropic-messages encodeRequest: thinking inside a tool loop', () => {
+  const enabled = route({ thinking: 'enabled' });
+  const redacted: OpaqueBlock = { kind: 'anthropic.redacted_thinking', origin, data: { type: 'redacted_thinking', data: 'xyz' } };
+  /** A tool loop whose last reply carries `blocks` (none: it went back without its signed block). */
+  const loop = (blocks?: OpaqueBlock[], after: NeutralMessage[] = []): NeutralMessage[] => [
+    { role: 'user', content: 'fix it' },
+    { role: 'assistant', content: null, tool_calls: [call('a')], blocks: [thinking('first', 0)] },
+    { role: 'tool', tool_call_id: 'a', content: 'a' },
+    { role: 'assistant', content: 'Now b.', tool_calls: [call('b')], ...(blocks === undefined ? {} : { blocks }) },
+    { role: 'tool', tool_call_id: 'b', content: 'b' },
+    ...after,
+  ];
+  const params: RequestParams = { max_tokens: 16000, temperature: 0.3, top_p: 0.5, tool_choice: 'required', reasoning_effort: 'high' };
+  const sent = (messages: NeutralMessage[], r = enabled) => {
+    const b = body(request(messages, { tools: [tool], params }), r);
+    return { thinking: b.thinking, output_config: b.output_config, temperature: b.temperature, top_p: b.top_p, tool_choice: b.tool_choice };
+  };
+  const off = { thinking: undefined, output_config: undefined, temperature: 0.3, top_p: 0.5, tool_choice: { type: 'any' } };
+
+  it('asks for no thinking when the last reply of the loop went without its block, and then sends what thinking forbids', () => {
+    expect(sent(loop())).toStrictEqual(off);
+    // A result followed by the user's text joins the results' turn: still inside the loop.
+    expect(sent(loop(undefined, [{ role: 'user', content: 'and hurry' }]))).toStrictEqual(off);
+    // Adaptive too, and its effort goes with it.
+    expect(sent(loop(), route({ thinking: 'adaptive' }))).toStrictEqual(off);
+    // A block that does not come first does not count: the turn must start with one.
+    expect(sent(loop([thinking('late', 1)]))).toStrictEqual(off);
+  });
+
+  it('keeps thinking when the last reply starts with its block, or the loop has ended', () => {
+    const on = { thinking: { type: 'enabled', budget_tokens: 15999 }, output_config: undefined, temperature: undefined, top_p: undefined, tool_choice: { type: 'auto' } };
+    expect(sent(loop([thinking('second', 0)]))).toStrictEqual(on);
+    expect(sent(loop([redacted]))).toStrictEqual(on);
+    expect(sent(loop([thinking('second', 0)]), route({ thinking: 'adaptive' }))).toMatchObject({ thinking: { type: 'adaptive' }, output_config: { effort: 'high' } });
+    const ended = [...loop(), { role: 'assistant', content: 'Done.' }, { role: 'user', content: 'thanks, now c' }] as NeutralMessage[];
+    expect(sent(ended)).toStrictEqual(on);
+    expect(sent([{ role: 'user', content: 'q' }])).toStrictEqual(on);
+  });
+
+  it('leaves the conversation as it was: only the parameters change', () => {
+    const withThinking = body(request(loop([thinking('second', 0)]), { tools: [tool], params }), enabled);
+    const without = body(request(loop(), { tools: [tool], params }), enabled);
+    const turnsOf = (b: Json) => (b.messages as { content: Json[] }[]).map((t) => t.content.filter((x) => x.type !== 'thinking'));
+    expect(turnsOf(without)).toStrictEqual(turnsOf(withThinking));
+    expect((without.messages as { content: Json[] }[])[1]?.content[0]).toStrictEqual({ type: 'thinking', thinking: 'first', signature: 'sig-first' });
+  });
+});
+
 describe('anthropic-messages encodeRequest: cache_control', () => {
   const convo: NeutralMessage[] = [
     { role: 'system', content: 'System prompt.' },
