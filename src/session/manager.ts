@@ -12,7 +12,8 @@ import type { LogStore, SessionLog } from '../log/store.js';
 import { readEventAt, readLog } from '../log/reader.js';
 import { StartTracker, WindowState, type StartPoint } from '../window/index.js';
 import { mergeCatalog, restoreReply } from './additions.js';
-import { canonicalMessage, catalogCanonical, chainHashes, chainStart, replyFingerprint } from './fingerprint.js';
+import { catalogCanonical, chainHashes, chainStart } from './fingerprint.js';
+import { IncomingMessage, matchLength } from './incoming.js';
 import { planRequest, type Plan } from './plan.js';
 import { PrefixIndex } from './prefix-index.js';
 import { ClientView } from './view.js';
@@ -122,8 +123,8 @@ export class SessionManager {
 
   /** Find or make the session for a request and wait for its turn. */
   async begin(req: Incoming): Promise<Turn> {
-    const canon = req.messages.map((m) => ({ canonical: canonicalMessage(m), fp: replyFingerprint(m) }));
-    const found = await this.#find(req, canon.map((c) => c.canonical));
+    const canon = req.messages.map((m) => new IncomingMessage(m));
+    const found = await this.#find(req, canon);
     if (found === undefined) return this.#start(req, undefined);
 
     const session = found;
@@ -160,26 +161,54 @@ export class SessionManager {
     }
   }
 
-  async #find(req: Incoming, canonicals: string[]): Promise<LiveSession | undefined> {
+  async #find(req: Incoming, incoming: readonly IncomingMessage[]): Promise<LiveSession | undefined> {
     if (req.explicitId !== undefined) {
       const named = this.#explicit.get(req.explicitId);
-      const best = named === undefined ? undefined : this.#longestIn(named, req, canonicals);
+      if (named === undefined) return undefined;
+      const best = named.length === 1 ? named[0] : this.#longestIn(named, req, incoming);
       return best === undefined ? undefined : this.#load(best);
     }
-    const longest = this.#index.longest(chainHashes(chainStart(req.system, req.tools), canonicals));
+    const h0 = chainStart(req.system, req.tools);
+    const quick = this.#extendedLive(h0, incoming);
+    if (quick !== undefined) return quick;
+    const longest = this.#index.longest(chainHashes(h0, incoming.map((m) => m.canonical)));
     if (longest !== undefined) return this.#load(longest);
-    for (let i = req.messages.length - 1; i >= 0; i--) {
-      const fp = replyFingerprint(req.messages[i]!);
+    for (let i = incoming.length - 1; i >= 0; i--) {
+      const fp = incoming[i]!.fp;
       const hit = fp === undefined ? undefined : this.#index.byLatestReply(fp);
       if (hit !== undefined) return this.#load(hit);
     }
     return undefined;
   }
 
+  /**
+   * The common case without hashing the whole request: a live session that opened like it (its
+   * first chain hash) and whose whole view the request extends. Undefined when that cannot be
+   * decided from the live sessions alone; the full prefix lookup then runs.
+   */
+  #extendedLive(h0: string, incoming: readonly IncomingMessage[]): LiveSession | undefined {
+    if (incoming.length === 0) return undefined;
+    const openers = this.#index.openedWith(chainHashes(h0, [incoming[0]!.canonical])[0]!);
+    if (openers === undefined) return undefined;
+    let best: LiveSession | undefined;
+    for (const id of openers) {
+      const live = this.#live.get(id);
+      if (live === undefined) return undefined;
+      if (live.view.h0 !== h0) continue;
+      const view = live.view.entries;
+      if (view.length > 0 && matchLength(view, incoming) === view.length && (best === undefined || view.length >= best.view.entries.length)) best = live;
+    }
+    if (best !== undefined) {
+      this.#live.delete(best.id);
+      this.#live.set(best.id, best);
+    }
+    return best;
+  }
+
   /** Among the sessions an explicit id named, the one sharing the longest prefix (latest on ties). */
-  #longestIn(named: readonly string[], req: Incoming, canonicals: string[]): string | undefined {
+  #longestIn(named: readonly string[], req: Incoming, incoming: readonly IncomingMessage[]): string | undefined {
     const h0 = chainStart(req.system, req.tools);
-    const hashes = chainHashes(h0, canonicals);
+    const hashes = chainHashes(h0, incoming.map((m) => m.canonical));
     let best: string | undefined;
     let bestLen = -1;
     for (const id of named) {
@@ -219,7 +248,7 @@ export class SessionManager {
       session.inFlightFrom = session.view.entries.length;
       // The fork holds the parent's entries before the divergence, which the request repeats: an
       // append. Were the fold to disagree, the request's own history wins (explicit: no fork).
-      const canon = req.messages.map((m) => ({ canonical: canonicalMessage(m) }));
+      const canon = req.messages.map((m) => new IncomingMessage(m));
       const plan = planRequest(session.view.entries, canon, { explicit: true, clientDrops: 'follow' });
       if (plan.kind === 'rewrite') turn.append({ type: 'client.rewrite', from_seq: plan.fromSeq, reason: 'fork' });
       this.#appendConversation(turn, req, plan.from);

@@ -4,6 +4,8 @@
  * session was named explicitly and what is in flight.
  */
 import { replyFingerprint } from './fingerprint.js';
+import { sameMessage } from './incoming.js';
+import type { NeutralMessage } from '../core/types.js';
 import type { ViewEntry } from './view.js';
 
 export type Plan =
@@ -24,10 +26,17 @@ export interface PlanContext {
   clientDrops: 'follow' | 'absorb';
 }
 
-export function planRequest(view: readonly ViewEntry[], incoming: readonly { canonical: string; fp?: string }[], ctx: PlanContext): Plan {
+/** An incoming message: its canonical text (and reply fingerprint), and the message itself when known. */
+export interface PlanMessage {
+  readonly canonical: string;
+  readonly fp?: string | undefined;
+  readonly msg?: NeutralMessage;
+}
+
+export function planRequest(view: readonly ViewEntry[], incoming: readonly PlanMessage[], ctx: PlanContext): Plan {
   let k = 0;
   const common = Math.min(view.length, incoming.length);
-  while (k < common && view[k]!.canonical === incoming[k]!.canonical) k++;
+  while (k < common && sameMessage(view[k]!, incoming[k]!)) k++;
   if (k === view.length) {
     // Exactly the conversation a request still running sent: a twin running beside it (parallel
     // sub-agents that open alike), not a turn to queue behind it. It forks after the last entry.
@@ -51,7 +60,7 @@ export function planRequest(view: readonly ViewEntry[], incoming: readonly { can
  * The number of view entries the client left out at `k`, when the rest of the view follows in
  * the request unchanged (a client that drops its oldest messages each request).
  */
-function droppedRun(view: readonly ViewEntry[], incoming: readonly { canonical: string }[], k: number): number | undefined {
+function droppedRun(view: readonly ViewEntry[], incoming: readonly PlanMessage[], k: number): number | undefined {
   const first = incoming[k]?.canonical;
   if (first === undefined) return undefined;
   for (let j = k + 1; j < view.length; j++) {
@@ -64,7 +73,7 @@ function droppedRun(view: readonly ViewEntry[], incoming: readonly { canonical: 
 }
 
 /** The request still carries the latest reply the session gave: the same conversation, edited. */
-function holdsLatestReply(view: readonly ViewEntry[], incoming: readonly { fp?: string }[]): boolean {
+function holdsLatestReply(view: readonly ViewEntry[], incoming: readonly PlanMessage[]): boolean {
   let latest: string | undefined;
   for (let i = view.length - 1; i >= 0 && latest === undefined; i--) latest = replyFingerprint(view[i]!.msg);
   if (latest === undefined) return false;

@@ -65,6 +65,16 @@ export class PrefixIndex {
     return 0;
   }
 
+  /**
+   * Every session remembered as opening with this chain hash (h1), or undefined when there are
+   * none, or possibly more than are remembered (the caller must then search by the whole prefix).
+   */
+  openedWith(h1: string): string[] | undefined {
+    const hits = this.#prefix.get(h1)?.filter((h) => h.pos === 1);
+    if (hits === undefined || hits.length === 0 || hits.length >= MAX_PER_PREFIX) return undefined;
+    return hits.map((h) => h.session);
+  }
+
   /** The session whose latest reply has this fingerprint. */
   byLatestReply(fingerprint: string): string | undefined {
     return this.#latestReply.get(fingerprint);
