@@ -172,6 +172,11 @@ function buildModel(
   }
   if (providers[entry.provider] === undefined) return undefined; // its own problem is reported already
   const preset = presetOf(providerEntry.preset);
+  if (entry.cache_control_at === 'breakpoints' && preset.wire !== 'anthropic-messages') {
+    // Explicit breakpoints are placed on Anthropic's content blocks; other wires take the top-level form.
+    problems.push({ key: `${at}.cache_control_at`, detail: `"breakpoints" needs a provider on the Anthropic Messages wire; ${providerEntry.preset} takes a top-level cache_control` });
+    return undefined;
+  }
   return {
     name,
     provider: entry.provider,
@@ -179,6 +184,7 @@ function buildModel(
     sizes: sized.sizes,
     cacheKey: entry.cache_key ?? preset.cacheKey,
     cacheControl: entry.cache_control ?? preset.cacheControl,
+    ...(entry.cache_control_at === undefined ? {} : { cacheControlAt: entry.cache_control_at }),
     reasoningOut: entry.reasoning ?? preset.reasoningOut,
     system: entry.system ?? 'follow',
     clientDrops: entry.client_drops ?? 'follow',

@@ -143,7 +143,7 @@ function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig): 
     dialect,
     cacheKey: model.cacheKey,
     cacheControl: model.cacheControl,
-    topLevelCacheControl: preset.topLevelCacheControl,
+    topLevelCacheControl: model.cacheControlAt === undefined ? preset.topLevelCacheControl : model.cacheControlAt === 'top-level',
     affinityHeaders: preset.affinityHeaders,
     codexHeaders: provider.codexHeaders,
     timeouts: provider.timeouts,

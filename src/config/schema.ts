@@ -97,6 +97,7 @@ export const modelSchema = table({
   max_result_tokens: positiveInt().optional(),
   cache_key: oneOf(['session', 'header', 'off']).optional(),
   cache_control: oneOf(['off', 'ephemeral', '1h']).optional(),
+  cache_control_at: oneOf(['top-level', 'breakpoints']).optional(),
   reasoning: oneOf(['reasoning_content', 'reasoning', 'none']).optional(),
   system: oneOf(['follow', 'append']).optional(),
   client_drops: oneOf(['follow', 'absorb']).optional(),

@@ -83,6 +83,8 @@ export interface ModelConfig {
   sizes: WindowSizes;
   cacheKey: CacheKeyMode;
   cacheControl: CacheControlMode;
+  /** Where `cache_control` goes; undefined: as the preset takes it. */
+  cacheControlAt?: 'top-level' | 'breakpoints';
   reasoningOut: ReasoningOut;
   system: 'follow' | 'append';
   clientDrops: 'follow' | 'absorb';
