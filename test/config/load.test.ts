@@ -131,8 +131,9 @@ describe('loadConfig', () => {
   it('loads config.example.toml', () => {
     const example = resolve(import.meta.dirname, '../../config.example.toml');
     const config = loadConfig({ path: example, env: { OPENAI_API_KEY: KEY }, cwd: tempDir() });
-    expect(Object.keys(config.providers)).toEqual(['sim', 'openai', 'openrouter', 'deepseek', 'cerebras', 'ollama']);
+    expect(Object.keys(config.providers)).toEqual(['sim', 'openai', 'openrouter', 'anthropic', 'deepseek', 'cerebras', 'ollama']);
     expect(config.models.claude).toMatchObject({ provider: 'openrouter', model: 'anthropic/claude-sonnet-4.6', cacheControl: '1h', cacheKey: 'session' });
+    expect(config.models.sonnet).toMatchObject({ provider: 'anthropic', thinking: 'enabled', cacheControl: 'ephemeral' });
     expect(config.models.claude?.price).toEqual({ input: 3, cache_read: 0.3, cache_write: 3.75, cache_write_1h: 6, output: 15 });
     expect(config.models.local?.sizes).toMatchObject({ high_water: 61440, low_water: 30720, max_result_tokens: 3072 });
     expect(config.window).toMatchObject({ context: 131072, output_reserve: 8192, protected_entries: 4 });
