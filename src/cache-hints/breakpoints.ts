@@ -1,6 +1,7 @@
 /**
  * Where explicit cache breakpoints go when an upstream does not take a top-level
- * `cache_control` (DESIGN section 7, ADR-0135): the end of the stable history first (the last
+ * `cache_control` (docs/decisions.md, Anthropic caches only when asked): the end of the stable
+ * history first (the last
  * user or tool-result message, which the next request keeps whole), then the system prompt's
  * end, then the tools' end. Never more than four markers, counting the client's own.
  */

@@ -10,7 +10,7 @@ import type { Route } from '../config/routes.js';
 
 /**
  * Codex's own session headers. A ChatGPT-plan credential's requests read almost nothing from the
- * cache without them (0.9-5.6%) and 84.3% with them (seed amendment 2026-10-07).
+ * cache without them (0.9-5.6%) and 84.3% with them (docs/decisions.md, Session keys).
  */
 export const CODEX_HEADERS = ['session-id', 'thread-id', 'x-client-request-id'] as const;
 

@@ -4,8 +4,8 @@
  * takes a session key in the body). Nothing outside this table tests a preset's name; dialects and
  * cache hints read these options from the resolved route.
  *
- * Sources: ../shared/reference/wire-formats.md (sections 1-10 and the two cheat sheets) and the
- * seed amendments of 2026-10-02 to 2026-10-07.
+ * Sources: each provider's own API documentation, and docs/decisions.md (Reasoning fields per
+ * server; Session keys and affinity headers; Anthropic caches only when asked).
  */
 import type { ReasoningOut, WireFormat } from '../core/route.js';
 
@@ -54,7 +54,7 @@ export const PRESETS = {
   // OpenAI sends no reasoning in chat completions and refuses unknown message fields, so nothing
   // goes back; the body key is its own field (prompt_cache_key).
   openai: { ...chat, baseUrl: 'https://api.openai.com/v1', apiKeyEnv: 'OPENAI_API_KEY', reasoningOut: 'none' },
-  // OpenRouter reads `reasoning` and its alias `reasoning_content` (the seed ran the alias); its
+  // OpenRouter reads `reasoning` and its alias `reasoning_content` (used in practice); its
   // own reasoning_details go back from their origin through the dialect. Sticky key: x-session-id,
   // with prompt_cache_key as its fallback.
   openrouter: {
@@ -109,7 +109,7 @@ export const PRESETS = {
     reasoningOut: 'reasoning_content', affinityHeaders: ['x-session-id'], cacheKey: 'header',
   },
   // Baseten's Model APIs answer reasoning_content. Dedicated deployments route by
-  // x-baseten-session-id; the seed also sent X-Session-Affinity (unconfirmed, harmless).
+  // x-baseten-session-id; X-Session-Affinity is sent too (unconfirmed, harmless).
   baseten: {
     ...chat, baseUrl: 'https://inference.baseten.co/v1', apiKeyEnv: 'BASETEN_API_KEY',
     reasoningOut: 'reasoning_content', affinityHeaders: ['x-baseten-session-id', 'x-session-affinity'], cacheKey: 'header',
@@ -122,16 +122,16 @@ export const PRESETS = {
   },
   // An unknown compatible server: reasoning_content, the field DeepSeek, SGLang and Qwen's chat
   // templates read; the key as prompt_cache_key and both common affinity headers, which a server
-  // that knows neither ignores (seed amendment 2026-10-05).
+  // that knows neither ignores (docs/decisions.md, Session keys).
   generic: {
     ...chat, fromEnv: false, reasoningOut: 'reasoning_content', affinityHeaders: ['x-session-id', 'x-session-affinity'],
   },
   // The simulator (DESIGN section 9). Without base_url the proxy starts it on loopback itself.
   sim: { ...chat, fromEnv: false, reasoningOut: 'reasoning_content', affinityHeaders: ['x-session-id'] },
   // Anthropic caches only when asked, so its models ask for the five-minute cache by default
-  // (seed amendment 2026-10-05), as the request's top-level cache_control, which the API applies to
-  // the last cacheable block (SDK MessageCreateParamsBase, 2026); thinking goes back only as signed
-  // blocks; it has no session header.
+  // (docs/decisions.md, Anthropic caches only when asked), as the request's top-level
+  // cache_control, which the API applies to the last cacheable block (SDK MessageCreateParamsBase,
+  // 2026); thinking goes back only as signed blocks; it has no session header.
   anthropic: {
     ...chat, wire: 'anthropic-messages', baseUrl: 'https://api.anthropic.com/v1', apiKeyEnv: 'ANTHROPIC_API_KEY',
     reasoningOut: 'none', cacheKey: 'off', topLevelCacheControl: true, cacheControl: 'ephemeral',

@@ -31,7 +31,8 @@ export interface DialectRoute {
   maxTokensField?: 'max_tokens' | 'max_completion_tokens';
   /**
    * openai-responses: ask for each reply's reasoning encrypted (`include`) and keep its reasoning
-   * items as blocks to give back (`keep_reasoning`, seed amendment 2026-10-07). Absent: false.
+   * items as blocks to give back (`keep_reasoning`; docs/decisions.md, Responses keep_reasoning).
+   * Absent: false.
    */
   keepReasoning?: boolean;
   /**

@@ -3,9 +3,9 @@
  * redaction once, never per call).
  *
  * Every rule is a *shape* (a vendor prefix, a fixed layout, or a context such as `Bearer ` or
- * `aws_secret_access_key =`), never entropy alone (seed ADR 25). The log also holds opaque
- * reasoning (16 KB base64 / base64url blobs) that must come back byte for byte, and a blob can
- * hold `sk-` or `hf_` by chance. So each prefixed shape needs:
+ * `aws_secret_access_key =`), never entropy alone (docs/decisions.md, Redaction by shape, never by
+ * entropy). The log also holds opaque reasoning (16 KB base64 / base64url blobs) that must come
+ * back byte for byte, and a blob can hold `sk-` or `hf_` by chance. So each prefixed shape needs:
  * - a boundary before it: start of text, or a character outside base64/base64url (`=` counts as
  *   a boundary because it only ever ends a blob; `\n` written as an escape also counts);
  * - a boundary after it, for the same alphabet, and a maximum length: a blob that happens to start

@@ -1,8 +1,9 @@
 /**
- * Gemini mode: Google's OpenAI-compatible endpoint with a Gemini 3 model (wire-formats.md section
- * 10). A reply with tool calls carries a thought signature, `extra_content.google.thought_signature`,
- * on its first call only: "only the first functionCall part in that response carries a
- * thoughtSignature" for parallel calls, and each step of a turn has its own.
+ * Gemini mode: Google's OpenAI-compatible endpoint with a Gemini 3 model (Google's Gemini API
+ * documentation on thought signatures). A reply with tool calls carries a thought signature,
+ * `extra_content.google.thought_signature`, on its first call only: "only the first functionCall
+ * part in that response carries a thoughtSignature" for parallel calls, and each step of a turn has
+ * its own.
  *
  * When it comes back:
  * - a signature anywhere in the history must be one this simulator made for that message's calls,

@@ -1,9 +1,10 @@
 /**
  * What each simulated upstream does differently, in one table, so no other file branches on a
  * mode's name: where reasoning goes out and must come back, which history fields it rejects or
- * requires, and which usage fields it reports (wire-formats.md sections 1, 4, 5, 7, 10 and the
- * cheat sheets). Rules that need more than a flag (OpenRouter's reasoning_details, Gemini's
- * thought signatures) are a `ModeRules` of their own, made per simulator.
+ * requires, and which usage fields it reports (each provider's own API documentation: OpenAI,
+ * OpenRouter, DeepSeek, Cerebras, Gemini). Rules that need more than a flag (OpenRouter's
+ * reasoning_details, Gemini's thought signatures) are a `ModeRules` of their own, made per
+ * simulator.
  */
 import { geminiRules } from './gemini.js';
 import type { ModeRules } from './mode-rules.js';

@@ -1,5 +1,5 @@
 /**
- * OpenRouter mode (wire-formats.md section 4). Every reply carries `reasoning` text and
+ * OpenRouter mode (OpenRouter's API documentation). Every reply carries `reasoning` text and
  * `reasoning_details`: a `reasoning.text` item (the text and a signature) and a
  * `reasoning.encrypted` item (data), both keyed hashes of the prompt the reply followed, the reply
  * (content and calls) and its reasoning text. On later requests an assistant message carries them
@@ -12,7 +12,8 @@
  *
  * Usage reports `cost` at the simulator's prices and `prompt_tokens_details.cached_tokens` and
  * `.cache_write_tokens`. A Claude model (`anthropic/...`) caches only when the request carries a
- * top-level `cache_control` (seed amendment 2026-10-05); the others cache by themselves.
+ * top-level `cache_control` (docs/decisions.md, Anthropic caches only when asked); the others cache
+ * by themselves.
  */
 import { createHmac } from 'node:crypto';
 import { canonicalJson } from '../core/canonical.js';

@@ -35,7 +35,7 @@ export class Router {
     }
   }
 
-  /** Back to the seed's first draw. */
+  /** Back to the first draw of `#seed`. */
   reset(): void {
     this.#next = mulberry32(this.#seed);
   }

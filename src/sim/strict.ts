@@ -15,7 +15,7 @@ export function checkConversation(messages: readonly WireMessage[], mode: ModeSp
 
   messages.forEach((msg, i) => {
     if (mode.rejectsReasoningContent && 'reasoning_content' in msg) {
-      // Cerebras' body, quoted in wire-formats.md section 7.
+      // Cerebras' body, as clients have reported it.
       const where = `messages.${i}.${msg.role}.reasoning_content`;
       throw new SimError(400, 'wrong_api_format', `${where}: property '${where}' is unsupported`, 'validation_error');
     }
@@ -35,7 +35,7 @@ export function checkConversation(messages: readonly WireMessage[], mode: ModeSp
     const calls = toolCallsOf(msg, i);
     if (calls.length === 0) return;
     if (mode.requiresReasoningOnToolTurns && typeof msg.reasoning_content !== 'string') {
-      // DeepSeek's observed text (wire-formats.md section 5).
+      // DeepSeek's observed text (its thinking-mode guide requires the field on tool-call turns).
       throw invalidRequest(
         `The \`reasoning_content\` in the thinking mode must be passed back to the API (messages[${i}] has tool_calls and no reasoning_content).`,
         `messages.[${i}].reasoning_content`,

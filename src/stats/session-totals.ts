@@ -1,7 +1,7 @@
 /**
  * A session's totals over its request rows. The token cache rate is sum(cached) / sum(prompt)
- * over the replies that reported both, with a positive prompt count (seed amendment 2026-10-07,
- * "whole-session token cache rate"): never an average of per-request rates, and unknown (null)
+ * over the replies that reported both, with a positive prompt count (docs/decisions.md, Token
+ * cache rate is sum over sum): never an average of per-request rates, and unknown (null)
  * rather than 0 when no reply reported a cache read against a positive prompt total. Token sums
  * are null when no reply reported that figure at all.
  */

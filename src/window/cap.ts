@@ -1,6 +1,6 @@
 /**
- * Tool results over the cap are shown head and tail (ADR 0009 amendment 2026-10-05, "named
- * cuts"): cut at line ends, with a marker line naming the lines left out, 1-based, of the
+ * Tool results over the cap are shown head and tail (docs/decisions.md, Named cuts of large
+ * results): cut at line ends, with a marker line naming the lines left out, 1-based, of the
  * result. Head and tail each get about half the cap. A result with no line end to cut at (or
  * whose lines are each longer than half the cap, so a line cut would keep nothing) is cut at
  * character boundaries and says roughly how much it left out. Deterministic: the same text and

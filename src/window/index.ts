@@ -1,8 +1,8 @@
 /**
- * The window room: log events -> the next upstream request (DESIGN section 4, ADR 0009 and its
- * amendments). Pure: no I/O, no clock.
+ * The window room: log events -> the next upstream request (docs/how-it-works.md, The window;
+ * docs/decisions.md). Pure: no I/O, no clock.
  *
- * window-v1 choices the seeds left open (each explained where it is made):
+ * window-v1 choices beyond docs/decisions.md (each explained where it is made):
  * - aborted replies and errors are not in the window (state.ts);
  * - a batch sends only its answered calls; all dropped and no text -> content '' (walk.ts);
  * - a summary's span is clipped once, when added, to stay out of the latest two user turns;

@@ -1,7 +1,7 @@
 /**
- * Revocable summaries (seed: "P10 revocable summaries"). A `summary.add {from, to, text}` replaces
- * the live entries with seq in [from, to] by one assistant message holding the text, placed where
- * the first of them was; `summary.revoke {summary}` brings them back.
+ * Revocable summaries (docs/decisions.md, Revocable summaries). A `summary.add {from, to, text}`
+ * replaces the live entries with seq in [from, to] by one assistant message holding the text,
+ * placed where the first of them was; `summary.revoke {summary}` brings them back.
  *
  * Choices, fixed here so replay is exact:
  * - The latest two user turns stay out of any summary. The span is clipped when the summary is

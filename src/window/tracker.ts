@@ -1,5 +1,5 @@
 /**
- * Where a window starts (seed amendment 2026-10-15). A reader needs only the events from the
+ * Where a window starts (docs/decisions.md, Start tracker). A reader needs only the events from the
  * start, plus a few carried events from before it, to build the same request as from every event:
  *
  *   foldEvents([...carried, ...eventsFrom(start)]).build(x)  ==  foldEvents(all).build(x)

@@ -1,8 +1,8 @@
 /**
- * Hysteresis (ADR 0009, amendment 2026-09-21): a request whose estimate, after the sticky
- * elisions, is above high water elides oldest first until it is at or below low water or nothing
- * more is eligible; a request at or below high water elides nothing new. So a trim happens once
- * per crossing, and between crossings every request extends the one before it.
+ * Hysteresis (docs/decisions.md, Byte-stable window and hysteresis): a request whose estimate,
+ * after the sticky elisions, is above high water elides oldest first until it is at or below low
+ * water or nothing more is eligible; a request at or below high water elides nothing new. So a trim
+ * happens once per crossing, and between crossings every request extends the one before it.
  *
  * Order: first tool results, in place; then assistant entries, each batch with its results (the
  * results leave the request and their seqs join the sticky set). Never user or system messages,

@@ -6,14 +6,14 @@
  * resume from where the previous build's walk stopped, so an append-only request renders only
  * what is new (plus the trailing batch, while some of its calls are still unanswered).
  *
- * Tool-call pairs (ADR 0009, amendment 2026-10-04): a tool result belongs to the assistant batch
- * right before it (only tool results in between), when that batch has a call with its id; the
- * first result per id counts. Any other tool entry is an orphan and is left out. A batch sends
- * only the calls answered in its run: providers (OpenAI, Cerebras) reject an assistant tool call
- * not followed by its result, so a client that moved on without answering has those calls
- * dropped (with the batch's blocks, which were made with the calls the model wrote). A reused
- * call id thereby refers to its latest batch. An elided batch is a placeholder without calls, and
- * every result in its run is left out.
+ * Tool-call pairs (docs/decisions.md, Sticky elision and tool-call pairs): a tool result belongs to
+ * the assistant batch right before it (only tool results in between), when that batch has a call
+ * with its id; the first result per id counts. Any other tool entry is an orphan and is left out. A
+ * batch sends only the calls answered in its run: providers (OpenAI, Cerebras) reject an assistant
+ * tool call not followed by its result, so a client that moved on without answering has those calls
+ * dropped (with the batch's blocks, which were made with the calls the model wrote). A reused call
+ * id thereby refers to its latest batch. An elided batch is a placeholder without calls, and every
+ * result in its run is left out.
  */
 import type { NeutralMessage, Origin } from '../core/types.js';
 import type { Entry, Rendered, WindowStats } from './entry.js';

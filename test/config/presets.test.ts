@@ -28,7 +28,7 @@ describe('presets', () => {
     expect(PRESET_NAMES.filter((n) => presetOf(n).reasoningOnToolTurns)).toEqual(['deepseek']);
   });
 
-  it('names the affinity headers of wire-formats section 9, in lower case', () => {
+  it('names each provider\'s documented affinity headers, in lower case', () => {
     expect(PRESETS.openrouter.affinityHeaders).toEqual(['x-session-id']);
     expect(PRESETS.fireworks.affinityHeaders).toEqual(['x-session-affinity']);
     expect(PRESETS.xai.affinityHeaders).toEqual(['x-grok-conv-id']);

@@ -1,5 +1,6 @@
 /**
- * Explicit cache breakpoints on the Anthropic wire (`cache_control_at = "breakpoints"`, ADR-0135):
+ * Explicit cache breakpoints on the Anthropic wire (`cache_control_at = "breakpoints"`;
+ * docs/decisions.md, Anthropic caches only when asked):
  * markers on the end of the tools, the end of the system prompt and the last user/tool-result
  * boundary, never more than 4, moving forward as the conversation grows; the cache reads each
  * request's predecessor.

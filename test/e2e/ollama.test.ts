@@ -1,7 +1,8 @@
 /**
  * Ollama's native /api/chat through the proxy, with the official `openai` client: `think` from the
  * client's reasoning_effort, each reply's thinking back as `messages[].thinking` though the client
- * dropped it, usage read from prompt_eval_count, and the seed's acceptance check on the KV cache
+ * dropped it, usage read from prompt_eval_count, and the acceptance check on the KV cache
+ * (docs/decisions.md, Ollama prompt-eval as the cache check)
  * (the simulator reports prompt_eval_duration in proportion to the tokens it had to evaluate): while
  * the prefix holds each request evaluates only what is new; the request that trims the window
  * evaluates most of its prompt again, once, and the next one is warm again.

@@ -148,7 +148,7 @@ describe('ollama mode: the wire', () => {
   });
 });
 
-describe('ollama mode through the ollama-chat dialect (ADR 0009: prompt_eval_ms is the check)', () => {
+describe('ollama mode through the ollama-chat dialect (prompt_eval_ms is the cache check)', () => {
   const route = (s: Sim): DialectRoute => ({
     wire: 'ollama-chat', preset: 'ollama', provider: 'ollama', model: 'qwen3', baseUrl: s.origin,
     reasoningOut: 'reasoning', reasoningOnToolTurns: false, headers: {}, numCtx: 65536,

@@ -6,7 +6,7 @@
  * Cache hints: `top-level` sends the request's own `cache_control` (the API puts the marker on the
  * last cacheable block and moves it as the conversation grows); `breakpoints` puts `cache_control`
  * on the blocks `planBreakpoints` names: the end of the stable history, of the system prompt and of
- * the tools (ADR-0135), at most four.
+ * the tools (docs/decisions.md, Anthropic caches only when asked), at most four.
  */
 import { planBreakpoints } from '../../cache-hints/breakpoints.js';
 import type { DialectRoute, EncodedRequest, WireHints } from '../../core/route.js';

@@ -4,7 +4,7 @@
  * `decode-reply.ts` reads the reply (the stream decoder assembles the same content array).
  *
  * Sources: anthropics/anthropic-sdk-typescript `src/resources/messages/messages.ts` (2026) and
- * shared/reference/wire-formats.md section 3. Request shapes are exact: the encoder writes them.
+ * Anthropic's Messages API reference. Request shapes are exact: the encoder writes them.
  * Reply shapes list what the API sends; every field is read through `wire-read.ts`.
  */
 

@@ -4,7 +4,8 @@
  *
  * Usage: `prompt_tokens` is `prompt_eval_count` (current runners count cached tokens in it),
  * `completion_tokens` is `eval_count`, and `prompt_eval_ms` comes from `prompt_eval_duration`
- * (ns), which covers only the tokens evaluated: it is the cache figure this wire gives (ADR 0009).
+ * (ns), which covers only the tokens evaluated: it is the cache figure this wire gives
+ * (docs/decisions.md, Ollama prompt-eval as the cache check).
  * Ollama reports no cached count, so `cached_tokens` stays absent (unknown, not 0).
  */
 import { canonicalDigest } from '../../core/canonical.js';
@@ -18,7 +19,7 @@ import { asArray, asNonEmptyString, asNumber, asObject, asString, parseJson, typ
 /**
  * A call Ollama did not name gets `call_<position>_<12 hex of the digest of the request's id seed,
  * its name and arguments>`: the same for the stream and the whole reply, so the log and the client
- * agree. The position keeps two equal calls of one reply apart; the seed (the request's digest,
+ * agree. The position keeps two equal calls of one reply apart; the id seed (the request's digest,
  * `DecodeContext.idSeed`) keeps equal calls of different replies apart, which a client, or the
  * Anthropic wire the conversation may move to, needs: there two calls with one id are a 400. An
  * identical retry has the same seed, so it gets the same ids. Without a seed the digest covers the

@@ -3,7 +3,8 @@
  * serialised with JSON.stringify, so equal requests give equal bytes; tools go as the client first
  * sent them (the frozen catalog).
  *
- * What Ollama's KV cache needs from the bytes (ADR 0009: a sub-second prompt_eval is the check):
+ * What Ollama's KV cache needs from the bytes (a sub-second prompt_eval is the check:
+ * docs/decisions.md, Ollama prompt-eval as the cache check):
  * - `options.num_ctx` is always the route's context: a different value reloads the model, and the
  *   cache with it;
  * - `truncate: false`: a prompt over num_ctx is an error, never cut silently at the front (the
@@ -125,9 +126,9 @@ function encodeUser(m: UserMessage, opts: EncodeOptions): OllamaMessage {
 }
 
 /**
- * Content ("" when none), then the thinking (ADR 0009, 2026-10-04: Ollama reads it as `thinking`;
- * a route whose `reasoning` is "none" keeps it out, as ADR 0009 first did for a small local
- * context), then the calls with their arguments as objects. Blocks are not this wire's.
+ * Content ("" when none), then the thinking (docs/decisions.md, Thinking goes back on its reply:
+ * Ollama reads it as `thinking`; a route whose `reasoning` is "none" keeps it out, as a small local
+ * context may want), then the calls with their arguments as objects. Blocks are not this wire's.
  */
 function encodeAssistant(m: AssistantMessage, thinking: boolean): OllamaMessage {
   const out: OllamaMessage = { role: 'assistant', content: m.content ?? '' };

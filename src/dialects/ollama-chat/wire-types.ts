@@ -1,7 +1,7 @@
 /**
- * Ollama's native chat wire (`POST /api/chat`), as `api/types.go` (ChatRequest, Message, ToolCall,
- * Options, ChatResponse, Metrics) and docs/api.md describe it; see
- * shared/reference/wire-formats.md section 6. Only the fields this dialect writes or reads.
+ * Ollama's native chat wire (`POST /api/chat`), as Ollama's `api/types.go` (ChatRequest, Message,
+ * ToolCall, Options, ChatResponse, Metrics) and `docs/api.md` describe it. Only the fields this
+ * dialect writes or reads.
  */
 
 export interface OllamaToolCall {
@@ -79,7 +79,7 @@ export interface OllamaChatChunk {
   done_reason?: string;
   total_duration?: number;
   load_duration?: number;
-  /** Current runners include cached prompt tokens in this count (wire-formats.md section 6). */
+  /** Current runners include cached prompt tokens in this count (Ollama's llama-server runner). */
   prompt_eval_count?: number;
   /** Covers only the tokens evaluated, not those read from the KV cache. */
   prompt_eval_duration?: number;

@@ -1,6 +1,6 @@
 /**
  * openai-chat usage -> core `Usage`. Upstreams on this wire put the same figures in different
- * places (see the cheat sheet in shared/reference/wire-formats.md); a figure nobody reported stays
+ * places (see each provider's own usage documentation); a figure nobody reported stays
  * absent, and a reported 0 stays 0.
  */
 import type { Usage } from '../../core/types.js';

@@ -4,7 +4,8 @@
  *
  * - Text: every `output_text` (and `refusal`) part of the message items, in order.
  * - Thinking: the summary parts of every reasoning item, joined by a blank line ("a summary of
- *   several parts goes back joined as one", seed 2026-10-07); empty parts are left out.
+ *   several parts goes back joined as one": docs/decisions.md, Responses keep_reasoning); empty parts
+ *   are left out.
  * - Blocks: when the route keeps reasoning, each reasoning item that carries `encrypted_content`,
  *   kept as given, with `before_call` = the calls before it. Without encrypted content an item can
  *   not be given back under `store: false`, so none is kept.

@@ -4,9 +4,9 @@
  * equal requests give equal bytes.
  *
  * The leading system message goes as `instructions`, the field Codex uses, whose cache hit rates
- * the seed measured (84-95%); any later system message (the `append` policy puts a changed system
- * prompt at the end) is a system message item where it stands, so the instructions, and every byte
- * before the change, stay as they were.
+ * were measured at 84-95% (docs/decisions.md, Responses keep_reasoning); any later system message
+ * (the `append` policy puts a changed system prompt at the end) is a system message item where it
+ * stands, so the instructions, and every byte before the change, stay as they were.
  */
 import type { DialectRoute, EncodedRequest, WireHints } from '../../core/route.js';
 import type { AssistantMessage, ContentPart, NeutralMessage, NeutralRequest, OpaqueBlock, RequestParams, ToolSpec } from '../../core/types.js';
@@ -50,7 +50,8 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
  * reason refuses the field, so it is never sent otherwise). Summaries are asked for: they are the
  * reply's thinking. A route that keeps reasoning asks for `context: "all_turns"`: under
  * "current_turn" earlier turns' reasoning leaves the prompt, so a turn's first request would differ
- * from the last one before it at its first reasoning item (seed amendment 2026-10-07).
+ * from the last one before it at its first reasoning item (docs/decisions.md, Responses
+ * keep_reasoning).
  */
 function reasoningOf(p: RequestParams, route: DialectRoute): ReasoningParam | undefined {
   const keep = route.keepReasoning === true;

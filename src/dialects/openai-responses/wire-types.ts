@@ -1,6 +1,6 @@
 /**
  * OpenAI's Responses wire (`POST /v1/responses`), as openai-node `src/resources/responses/
- * responses.ts` types it; see shared/reference/wire-formats.md section 2. Only the fields this
+ * responses.ts` types it; see OpenAI's Responses API reference. Only the fields this
  * dialect writes or reads.
  */
 
@@ -67,7 +67,7 @@ export interface FunctionTool {
 export interface ReasoningParam {
   effort?: string;
   summary?: 'auto' | 'concise' | 'detailed';
-  /** "all_turns" keeps earlier turns' reasoning in the prompt (seed amendment 2026-10-07). */
+  /** "all_turns" keeps earlier turns' reasoning in the prompt (docs/decisions.md, Responses keep_reasoning). */
   context?: 'auto' | 'current_turn' | 'all_turns';
 }
 

@@ -1,10 +1,11 @@
 /**
  * The rules the Messages API enforces that a gateway can break, each a 400 with the API's wording
- * where known (wire-formats.md section 3): at most four `cache_control` markers (the request's own
- * counts), well-formed markers, `tool_use` ids unique, every `tool_result` answering a `tool_use`
- * of the assistant turn right before it, every `tool_use` answered in the next turn, and thinking's
- * own limits (a budget of at least 1024 below `max_tokens`; no temperature other than 1; inside a
- * tool loop, the last assistant turn starts with a thinking block). Signatures: signature.ts.
+ * where known (Anthropic's Messages API reference): at most four `cache_control` markers (the
+ * request's own counts), well-formed markers, `tool_use` ids unique, every `tool_result` answering
+ * a `tool_use` of the assistant turn right before it, every `tool_use` answered in the next turn,
+ * and thinking's own limits (a budget of at least 1024 below `max_tokens`; no temperature other
+ * than 1; inside a tool loop, the last assistant turn starts with a thinking block). Signatures:
+ * signature.ts.
  */
 import { isObject } from '../request.js';
 import { invalid, thinks, type MessagesRequest } from './request.js';

@@ -110,7 +110,7 @@ export class OllamaSim {
 
 /**
  * With `truncate: false`, Ollama answers an over-long prompt with llama-server's own JSON error as
- * the text of its `error` (shared/reference and its measured example).
+ * the text of its `error` (as a real server was measured to answer).
  */
 export function contextError(promptTokens: number, numCtx: number): OllamaError {
   const inner = {

@@ -5,12 +5,13 @@
  * loading it again with another `num_ctx`, or after its keep-alive ran out, empties the slot.
  *
  * Time is reported, not spent: prompt_eval_duration is uncached tokens x a fixed cost, which is the
- * figure ADR 0009 checks (a sub-second prompt_eval after an elision), and what 85K tokens cost on
- * the seed's RTX 4090 (40-48 s) sets the scale.
+ * figure the cache check reads (a sub-second prompt_eval after an elision: docs/decisions.md,
+ * Ollama prompt-eval as the cache check), and what 85K tokens cost on an RTX 4090 (40-48 s) sets
+ * the scale.
  */
 import { TOKEN_BYTES, type TokenSeq } from '../tokens.js';
 
-/** 0.5 ms a prompt token: 85K uncached tokens take about 42 s, as the seed measured. */
+/** 0.5 ms a prompt token: 85K uncached tokens take about 42 s, as measured on that GPU. */
 export const PROMPT_EVAL_NS_PER_TOKEN = 500_000;
 /** 40 tokens a second of output. */
 export const EVAL_NS_PER_TOKEN = 25_000_000;

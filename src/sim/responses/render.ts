@@ -6,7 +6,7 @@
  * Reasoning items render as the reasoning they carry, decrypted, under `reasoning.context`:
  * "all_turns" renders every one; "current_turn" (the default of models before gpt-5.6) only those
  * after the last user message, so a new turn's first request differs from the last request of the
- * turn before at its first reasoning item (seed amendment 2026-10-07).
+ * turn before at its first reasoning item (docs/decisions.md, Responses keep_reasoning).
  */
 import { canonicalJson, sha256Hex } from '../../core/canonical.js';
 import { openReasoning } from './encrypted.js';
