@@ -14,7 +14,7 @@ const pure = (room, allowed) => ({
   files: [`src/${room}/**/*.ts`],
   rules: {
     'no-restricted-imports': ['error', {
-      paths: ioModules.map((name) => ({ name, message: `src/${room} is pure: no I/O (DESIGN section 2).` })),
+      paths: ioModules.map((name) => ({ name, message: `src/${room} is pure: no I/O (docs/architecture.md section 2).` })),
     }],
     'no-restricted-globals': ['error',
       { name: 'fetch', message: 'pure room: no network' },
@@ -29,7 +29,7 @@ const pure = (room, allowed) => ({
     'no-restricted-syntax': ['error',
       {
         selector: `ImportDeclaration[source.value=/(^|\\/)(${rooms.filter((r) => r !== room && !allowed.includes(r)).join('|')})\\//]`,
-        message: `src/${room} may import only from: ${allowed.join(', ')} (DESIGN section 2).`,
+        message: `src/${room} may import only from: ${allowed.join(', ')} (docs/architecture.md section 2).`,
       },
       { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'pure room: time is passed in' },
     ],

@@ -1,5 +1,5 @@
 /**
- * Session key and the hints that carry it (DESIGN section 7). The key is the SHA-256 of the
+ * Session key and the hints that carry it (docs/architecture.md section 7). The key is the SHA-256 of the
  * session id, never the id: the same across a resume, saying nothing else. Hints go on the wire
  * only; the NeutralRequest and its digest never see them.
  */

@@ -34,7 +34,7 @@ export interface BuildContext {
 export const DEFAULT_LISTEN = '127.0.0.1:8787';
 export const DEFAULT_BODY_LIMIT = 32 * 1024 * 1024;
 export const DEFAULT_TIMEOUTS = { connect_ms: 10_000, headers_ms: 300_000, body_ms: 300_000 } as const;
-/** DESIGN section 5.1, in order. `user` alone never names a session. */
+/** docs/architecture.md section 5.1, in order. `user` alone never names a session. */
 export const DEFAULT_ID_HEADERS = ['x-session-id', 'x-session-affinity', 'session_id', 'session-id', 'goose-session-id', 'x-claude-code-session-id'];
 export const DEFAULT_ID_BODY_FIELDS = ['session_id', 'prompt_cache_key'];
 export const DEFAULT_IDLE_MINUTES = 30;

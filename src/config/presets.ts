@@ -9,7 +9,7 @@
  */
 import type { ReasoningOut, WireFormat } from '../core/route.js';
 
-/** How the session key reaches the upstream (DESIGN section 7). */
+/** How the session key reaches the upstream (docs/architecture.md section 7). */
 export type CacheKeyMode = 'session' | 'header' | 'off';
 export type CacheControlMode = 'off' | 'ephemeral' | '1h';
 
@@ -126,7 +126,7 @@ export const PRESETS = {
   generic: {
     ...chat, fromEnv: false, reasoningOut: 'reasoning_content', affinityHeaders: ['x-session-id', 'x-session-affinity'],
   },
-  // The simulator (DESIGN section 9). Without base_url the proxy starts it on loopback itself.
+  // The simulator (docs/architecture.md section 9). Without base_url the proxy starts it on loopback itself.
   sim: { ...chat, fromEnv: false, reasoningOut: 'reasoning_content', affinityHeaders: ['x-session-id'] },
   // Anthropic caches only when asked, so its models ask for the five-minute cache by default
   // (docs/decisions.md, Anthropic caches only when asked), as the request's top-level

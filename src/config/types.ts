@@ -65,7 +65,7 @@ export interface ProviderConfig {
   codexHeaders: boolean;
 }
 
-/** The window's sizes for one route, checked at load (DESIGN section 4.2). */
+/** The window's sizes for one route, checked at load (docs/architecture.md section 4.2). */
 export interface WindowSizes {
   context: number;
   output_reserve: number;

@@ -1,5 +1,5 @@
 /**
- * Water-mark math (DESIGN section 4.2): unless set, high water is 80% and low water 50% of
+ * Water-mark math (docs/architecture.md section 4.2): unless set, high water is 80% and low water 50% of
  * (context - output reserve), and the result cap a 48th of high water, at most 16,384. Values
  * that do not fit are config errors naming the key that set them.
  */

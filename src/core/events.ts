@@ -29,7 +29,7 @@ export interface Recipe {
   client_drops: 'follow' | 'absorb';
 }
 
-/** Why a request's prefix differs from its predecessor's (DESIGN section 8). */
+/** Why a request's prefix differs from its predecessor's (docs/architecture.md section 8). */
 export type BreakCause =
   | 'first'
   | 'none'

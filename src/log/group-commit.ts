@@ -1,5 +1,5 @@
 /**
- * Appends without waiting on the disk, and makes them durable in groups (DESIGN section 12:
+ * Appends without waiting on the disk, and makes them durable in groups (docs/architecture.md section 12:
  * "append to the log without waiting on the disk, and wait for durability (group commit) only
  * before the answer's last byte").
  *

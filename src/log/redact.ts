@@ -1,6 +1,6 @@
 /**
  * Redaction of known credential shapes (rules in redact-rules.ts). Runs on every event body
- * before it is written (DESIGN section 3), so what the window sends is what the log holds.
+ * before it is written (docs/architecture.md section 3), so what the window sends is what the log holds.
  *
  * Each secret becomes `[redacted:<kind>]`; context around it (`Bearer `, `scheme://user:`) stays.
  * `hits` lists one kind per secret replaced, grouped in rule order (not text order); the same kind

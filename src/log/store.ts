@@ -1,5 +1,5 @@
 /**
- * The file backend of the log (DESIGN section 3). Layout under the data directory:
+ * The file backend of the log (docs/architecture.md section 3). Layout under the data directory:
  *
  *   sessions/<id>.jsonl     one event per line, append-only
  *   sessions/<id>.lock      the writer's pid while a SessionLog is open

@@ -1,5 +1,5 @@
 /**
- * Every metric the proxy exports (DESIGN section 8), in one registry. Label values are bounded:
+ * Every metric the proxy exports (docs/architecture.md section 8), in one registry. Label values are bounded:
  * providers and routes come from config, statuses and causes from fixed sets; never a session id
  * or a raw model string a client made up.
  */

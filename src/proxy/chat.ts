@@ -109,7 +109,7 @@ export async function handleChat(req: FastifyRequest, reply: FastifyReply, deps:
       if (error.contextOverflow) throw new ProxyError('context_length_exceeded', { detail: error.message }, { param: 'messages' });
       // The upstream's error goes back as it was, with the headers that tell a client when (and
       // whether) to retry. A body that is not JSON (a gateway's HTML page) becomes an OpenAI-shaped
-      // error with the same status: clients read `error` from a JSON body (clients.md 3).
+      // error with the same status: clients read `error` from a JSON body.
       for (const name of RETRY_HEADERS) {
         const value = upstream.headers[name];
         if (typeof value === 'string') void reply.header(name, value);
@@ -232,7 +232,7 @@ function bearerOf(header: string | undefined): string | undefined {
   return match?.[1]?.trim();
 }
 
-/** Why this request's prefix differs from the session's previous request (DESIGN 8). */
+/** Why this request's prefix differs from the session's previous request (docs/architecture.md 8). */
 function breakCause(turn: Turn, request: NeutralRequest): BreakCause {
   const previous = turn.session.previousRequest;
   if (previous === undefined) return 'first';

@@ -1,4 +1,4 @@
-/** The explicit session id a client sent, if any: headers first, then body fields (DESIGN 5.1). */
+/** The explicit session id a client sent, if any: headers first, then body fields (docs/architecture.md 5.1). */
 import type { IncomingHttpHeaders } from 'node:http';
 
 export function explicitSessionId(

@@ -1,7 +1,7 @@
 /**
  * Upstream calls: one undici Pool per origin, kept alive; connect, headers and body timeouts as
  * separate error codes; the call aborted when the client goes away. No fetch, no web streams on
- * the request path (DESIGN 12).
+ * the request path (docs/architecture.md 12).
  */
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import { ProxyError } from '../core/errors.js';

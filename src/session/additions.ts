@@ -9,7 +9,7 @@ import type { ClientView } from './view.js';
 /**
  * An assistant message the client sends that echoes a reply the log holds (it kept that reply
  * through a compaction) goes upstream as the log has it, with the thinking the client dropped
- * (DESIGN 4.1; clients.md 4.2 item 5). With the same call ids it is the logged reply itself, so
+ * (docs/architecture.md 4.1; clients that keep reasoning keep it by reply). With the same call ids it is the logged reply itself, so
  * the client's re-serialised arguments change no byte; with ids the client rewrote, its own
  * message (its tool results name those ids) plus the thinking. Opaque blocks stay out: they were
  * made after a prefix this request no longer has.

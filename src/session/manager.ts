@@ -1,6 +1,6 @@
 /**
  * Sessions: which log an incoming request belongs to, and what it adds. Explicit ids first
- * (DESIGN 5.1), then the chain-hash prefix index, then the latest-reply fingerprint (a client that
+ * (docs/architecture.md 5.1), then the chain-hash prefix index, then the latest-reply fingerprint (a client that
  * compacted or dropped its oldest messages). Requests of one session run one at a time; different
  * sessions run in parallel. Live sessions are held in memory up to a limit; the rest are reloaded
  * from their logs on demand, and every index is rebuilt from the logs on start.

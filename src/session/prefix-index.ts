@@ -1,6 +1,6 @@
 /**
  * Where a conversation the client sends again is found: each session's client-view prefixes by
- * chain hash (DESIGN 5.2), and each session's latest reply by fingerprint (a client that compacted
+ * chain hash (docs/architecture.md 5.2), and each session's latest reply by fingerprint (a client that compacted
  * or dropped its oldest messages still holds it). Rebuilt from the logs on start. Pure.
  */
 import type { ClientView } from './view.js';

@@ -1,6 +1,6 @@
 /**
  * The first difference between two requests of a session, and its cause: what `proxy diff`
- * prints and what cache-break attribution counts (DESIGN 4.5, section 8).
+ * prints and what cache-break attribution counts (docs/architecture.md 4.5, section 8).
  *
  * Compared in the order a provider reads a prompt: the model (a cache is per model), the tools,
  * the messages, then the parameters. `between` are the log events after the earlier request's

@@ -3,7 +3,7 @@
  * renderings. Each variant a request may need (as logged, elided, with the blocks of one origin,
  * with only its answered calls) is built once, with its canonical JSON text and its estimate, and
  * reused by every later request: the upstream body is a concatenation of stored texts and the
- * digest hashes only what is new (DESIGN section 12).
+ * digest hashes only what is new (docs/architecture.md section 12).
  *
  * Rendered messages are frozen: dialects and callers share them across requests.
  */

@@ -1,6 +1,6 @@
 /**
  * Window recipe versions. A log replays under the version it recorded; a version this build does
- * not know fails explicitly (DESIGN 4). The window knows no file or line: it throws with both
+ * not know fails explicitly (docs/architecture.md 4). The window knows no file or line: it throws with both
  * empty, and the caller that read the event re-raises with `err.at(file, line)`.
  */
 import { ProxyError } from '../core/errors.js';

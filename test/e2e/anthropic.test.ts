@@ -166,7 +166,7 @@ const trimmedSession: { requests: WireExchange[]; trims: number[] } = { requests
 
 /**
  * For each llm.req of a session, the replies whose blocks may go back: every reply logged before
- * it, less those elided and those made before a later elision of an earlier entry (DESIGN 4.3).
+ * it, less those elided and those made before a later elision of an earlier entry (docs/architecture.md 4.3).
  */
 function expectedWithBlocks(events: readonly LogEvent[]): number[][] {
   const replies: number[] = [];

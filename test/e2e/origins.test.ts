@@ -1,5 +1,5 @@
 /**
- * "No reasoning block ever reaches another origin" (DESIGN 4.3): one conversation, named by
+ * "No reasoning block ever reaches another origin" (docs/architecture.md 4.3): one conversation, named by
  * `x-session-id`, moves between Anthropic (two models), Ollama, Responses and DeepSeek and back,
  * a tool round on each. A tap records every upstream request and reply. On each request:
  *

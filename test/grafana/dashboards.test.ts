@@ -1,5 +1,5 @@
 /**
- * Every metric a Grafana panel queries exists in the registry (STYLE: "a test checks the dashboard
+ * Every metric a Grafana panel queries exists in the registry (the project's rule: "a test checks the dashboard
  * JSON against the registry"), and the dashboards are well-formed: the fixed data source uid on
  * every panel and query, unique panel ids, unique uids, provisioning pointing at them.
  */
@@ -53,7 +53,7 @@ describe('dashboards against the registry', () => {
     }
   });
 
-  it('the dashboards cover the series DESIGN section 8 asks to see', () => {
+  it('the dashboards cover the series docs/architecture.md section 8 asks to see', () => {
     const used = new Set(all.flatMap((e) => metricNames(e.expr)));
     for (const name of [
       'proxy_cached_prompt_tokens_total', 'proxy_prompt_tokens_total', 'proxy_cache_write_tokens_total', 'proxy_cost_usd_total',
