@@ -171,11 +171,16 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** One upstream exchange as the tap saw it. */
 export interface TappedRequest {
   path: string;
   headers: Record<string, string | string[] | undefined>;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   body: any;
+  /** The upstream's status; 0 until it answered. */
+  status: number;
+  /** The whole response body as text (SSE, NDJSON or JSON); '' until it has ended. */
+  response: string;
 }
 
 export interface Tap {
@@ -184,24 +189,37 @@ export interface Tap {
   close(): Promise<void>;
 }
 
-/** A pass-through HTTP server that records each request body as JSON before forwarding it. */
-async function startTap(target: string): Promise<Tap> {
+/**
+ * A pass-through HTTP server in front of an upstream: records each request (body parsed as JSON
+ * when it is) and the whole response text, and forwards both unchanged.
+ */
+export async function startTap(target: string): Promise<Tap> {
   const requests: TappedRequest[] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const raw = Buffer.concat(chunks);
-      let body: unknown = null;
+      let body: unknown;
       try {
         body = JSON.parse(raw.toString('utf8'));
       } catch {
         body = raw.toString('utf8');
       }
-      requests.push({ path: req.url ?? '', headers: req.headers, body });
+      const record: TappedRequest = { path: req.url ?? '', headers: req.headers, body, status: 0, response: '' };
+      requests.push(record);
       const up = httpRequest(`${target}${req.url ?? ''}`, { method: req.method, headers: { ...req.headers, host: new URL(target).host } }, (upRes) => {
+        record.status = upRes.statusCode ?? 0;
         res.writeHead(upRes.statusCode ?? 502, upRes.headers);
-        upRes.pipe(res);
+        const got: Buffer[] = [];
+        upRes.on('data', (c: Buffer) => {
+          got.push(c);
+          res.write(c);
+        });
+        upRes.on('end', () => {
+          record.response = Buffer.concat(got).toString('utf8');
+          res.end();
+        });
       });
       up.on('error', () => res.destroy());
       res.on('close', () => up.destroy());

@@ -11,8 +11,6 @@
  * The world has the harness's `World` shape, so `readSessions` and `replayAll` take it.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
@@ -21,17 +19,11 @@ import { withSimulator } from '../../src/config/routes.js';
 import { startProxy } from '../../src/proxy/server.js';
 import { createSim } from '../../src/sim/server.js';
 import type { SimOptions } from '../../src/sim/types.js';
-import type { Tap, TappedRequest, World } from './harness.js';
+import { startTap, type Tap, type TappedRequest, type World } from './harness.js';
 
-export interface Exchange extends TappedRequest {
-  status: number;
-  /** The whole response text; '' until it has ended. */
-  response: string;
-}
+export type Exchange = TappedRequest;
 
-export interface RecordingTap extends Tap {
-  requests: Exchange[];
-}
+export type RecordingTap = Tap;
 
 export interface ReasoningWorld extends World {
   tap: RecordingTap;
@@ -40,7 +32,7 @@ export interface ReasoningWorld extends World {
 export async function startReasoningWorld(models: string, sim: SimOptions = {}): Promise<ReasoningWorld> {
   const dir = await mkdtemp(join(tmpdir(), 'pp-opaque-'));
   const simulator = await createSim({ host: '127.0.0.1', port: 0, ...sim });
-  const tap = await startRecordingTap(simulator.origin);
+  const tap = await startTap(simulator.origin);
   const toml = `
 listen = "127.0.0.1:0"
 data_dir = ${JSON.stringify(join(dir, 'data'))}
@@ -76,51 +68,6 @@ ${models}
   };
 }
 
-/** Records each request and, before its last byte goes on, the response's status and text. */
-async function startRecordingTap(target: string): Promise<RecordingTap> {
-  const requests: Exchange[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks);
-      let body: unknown;
-      try {
-        body = JSON.parse(raw.toString('utf8'));
-      } catch {
-        body = raw.toString('utf8');
-      }
-      const record: Exchange = { path: req.url ?? '', headers: req.headers, body, status: 0, response: '' };
-      requests.push(record);
-      const up = httpRequest(`${target}${req.url ?? ''}`, { method: req.method, headers: { ...req.headers, host: new URL(target).host } }, (upRes) => {
-        record.status = upRes.statusCode ?? 0;
-        res.writeHead(upRes.statusCode ?? 502, upRes.headers);
-        const got: Buffer[] = [];
-        upRes.on('data', (c: Buffer) => {
-          got.push(c);
-          res.write(c);
-        });
-        upRes.on('end', () => {
-          record.response = Buffer.concat(got).toString('utf8');
-          res.end();
-        });
-      });
-      up.on('error', () => res.destroy());
-      res.on('close', () => up.destroy());
-      up.end(raw);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    origin: `http://127.0.0.1:${port}`,
-    requests,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
-  };
-}
 
 /** The exchanges since `from` whose path starts with `/<mode>/`. */
 export function exchanges(world: ReasoningWorld, mode: string, from = 0): Exchange[] {

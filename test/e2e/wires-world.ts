@@ -12,8 +12,6 @@
  * The world has the harness's `World` shape, so `readSessions`, `replayAll` and friends take it.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
@@ -23,18 +21,11 @@ import type { LogEvent } from '../../src/core/events.js';
 import { startProxy } from '../../src/proxy/server.js';
 import { createSim } from '../../src/sim/server.js';
 import type { SimOptions } from '../../src/sim/types.js';
-import { readSessions, type Tap, type TappedRequest, type World } from './harness.js';
+import { readSessions, startTap, type Tap, type TappedRequest, type World } from './harness.js';
 
-/** One upstream exchange as the tap saw it. */
-export interface WireExchange extends TappedRequest {
-  status: number;
-  /** The whole response body as text (SSE, NDJSON or JSON); '' until it has ended. */
-  response: string;
-}
+export type WireExchange = TappedRequest;
 
-export interface WireTap extends Tap {
-  requests: WireExchange[];
-}
+export type WireTap = Tap;
 
 export interface WiresWorld extends World {
   tap: WireTap;
@@ -49,7 +40,7 @@ export interface WiresWorldOptions {
 export async function startWiresWorld(opts: WiresWorldOptions): Promise<WiresWorld> {
   const dir = await mkdtemp(join(tmpdir(), 'pp-wires-'));
   const sim = await createSim({ host: '127.0.0.1', port: 0, ...opts.sim });
-  const tap = await startWireTap(sim.origin);
+  const tap = await startTap(sim.origin);
   const toml = `
 listen = "127.0.0.1:0"
 data_dir = ${JSON.stringify(join(dir, 'data'))}
@@ -91,55 +82,6 @@ ${opts.models}
   };
 }
 
-/**
- * A pass-through server that records each request (body parsed as JSON) and, once it has ended,
- * the response's status and text. The text is recorded before the last byte is passed on, so it is
- * complete by the time the proxy has read the reply.
- */
-async function startWireTap(target: string): Promise<WireTap> {
-  const requests: WireExchange[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks);
-      let body: unknown = null;
-      try {
-        body = JSON.parse(raw.toString('utf8'));
-      } catch {
-        body = raw.toString('utf8');
-      }
-      const record: WireExchange = { path: req.url ?? '', headers: req.headers, body, status: 0, response: '' };
-      requests.push(record);
-      const up = httpRequest(`${target}${req.url ?? ''}`, { method: req.method, headers: { ...req.headers, host: new URL(target).host } }, (upRes) => {
-        record.status = upRes.statusCode ?? 0;
-        res.writeHead(upRes.statusCode ?? 502, upRes.headers);
-        const got: Buffer[] = [];
-        upRes.on('data', (c: Buffer) => {
-          got.push(c);
-          res.write(c);
-        });
-        upRes.on('end', () => {
-          record.response = Buffer.concat(got).toString('utf8');
-          res.end();
-        });
-      });
-      up.on('error', () => res.destroy());
-      res.on('close', () => up.destroy());
-      up.end(raw);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    origin: `http://127.0.0.1:${port}`,
-    requests,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
-  };
-}
 
 /** The tapped exchanges since index `from` whose path starts with `prefix`. */
 export function wire(world: WiresWorld, prefix: string, from = 0): WireExchange[] {
