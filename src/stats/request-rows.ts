@@ -46,7 +46,15 @@ export function requestRows(events: readonly LogEvent[], prices: PriceBook): Req
   const rows: RequestRow[] = [];
   const bySeq = new Map<number, RequestRow>();
   let previousPrompt: number | undefined;
+  // A fork's log opens with its parent's events, up to where it diverged: those requests are the
+  // parent's, counted there, so they only set the predecessor here.
+  const start = events[0];
+  const inherited = start?.type === 'session.start' && start.parent !== undefined ? start.parent.seq : 0;
   for (const event of events) {
+    if (event.seq < inherited) {
+      if (event.type === 'llm.resp' && event.aborted !== true) previousPrompt = event.reply.usage?.prompt_tokens;
+      continue;
+    }
     if (event.type === 'llm.req') {
       const row = newRow(event);
       rows.push(row);

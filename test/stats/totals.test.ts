@@ -122,3 +122,20 @@ describe('request rows', () => {
     expect(rows[0]!.prompt_tokens).toBe(20);
   });
 });
+
+describe('forks', () => {
+  it('count only their own requests: the parent\'s copied events set the predecessor, nothing more', () => {
+    const parent = new LogBuilder().turn({ prompt_tokens: 1000, cached_tokens: 0 }).turn({ prompt_tokens: 2000, cached_tokens: 1000 });
+    const forkAt = parent.events.at(-1)!.seq + 1;
+    const fork = new LogBuilder();
+    fork.events.length = 0;
+    for (const e of parent.events) fork.events.push(e.type === 'session.start' ? { ...e, parent: { session: 'p', seq: forkAt } } : e);
+    const child = new LogBuilder().turn({ prompt_tokens: 2500, cached_tokens: 1920 }).events.slice(1)
+      .map((e, i) => ({ ...e, seq: forkAt + i, ...(e.type === 'llm.resp' ? { req: forkAt + 1 } : {}) }) as typeof e);
+    fork.events.push(...child);
+    const { session, requests } = sessionStats('fork', fork.events, NO_PRICES);
+    expect(requests).toHaveLength(1);
+    expect(session.prompt_tokens).toBe(2500);
+    expect(requests[0]!.reuse).toBeCloseTo(1920 / 2000, 12);
+  });
+});
