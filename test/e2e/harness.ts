@@ -90,6 +90,11 @@ provider = "dead"
 model = "nothing"
 ${opts.extraToml ?? ''}
 `;
+  return openWorld(dir, sim, tap, toml);
+}
+
+/** Write `toml` as the world's config.toml, start the proxy on it and the official client. */
+export async function openWorld<T extends Tap | undefined>(dir: string, sim: Sim, tap: T, toml: string): Promise<World & { tap: T }> {
   const path = join(dir, 'config.toml');
   await writeFile(path, toml);
   const config = withSimulator(loadConfig({ path, env: {}, cwd: dir }), sim.url);

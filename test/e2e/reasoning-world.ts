@@ -10,16 +10,12 @@
  * The config is written after the tap has its address, which `startWorld` (harness.ts) cannot do.
  * The world has the harness's `World` shape, so `readSessions` and `replayAll` take it.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import OpenAI from 'openai';
-import { loadConfig } from '../../src/config/load.js';
-import { withSimulator } from '../../src/config/routes.js';
-import { startProxy } from '../../src/proxy/server.js';
 import { createSim } from '../../src/sim/server.js';
 import type { SimOptions } from '../../src/sim/types.js';
-import { startTap, type Tap, type TappedRequest, type World } from './harness.js';
+import { openWorld, startTap, type Tap, type TappedRequest, type World } from './harness.js';
 
 export type Exchange = TappedRequest;
 
@@ -52,20 +48,7 @@ preset = "generic"
 base_url = "${tap.origin}/openai/v1"
 ${models}
 `;
-  const path = join(dir, 'config.toml');
-  await writeFile(path, toml);
-  const proxy = await startProxy(withSimulator(loadConfig({ path, env: {}, cwd: dir }), simulator.url));
-  const client = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: 'test', maxRetries: 0 });
-  return {
-    dir, sim: simulator, proxy, client, tap,
-    async close() {
-      proxy.app.server.closeAllConnections();
-      await proxy.close();
-      await tap.close();
-      await simulator.close();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
+  return openWorld(dir, simulator, tap, toml);
 }
 
 

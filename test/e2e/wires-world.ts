@@ -11,17 +11,13 @@
  * The config is written after the tap has its address, which `startWorld` (harness.ts) cannot do.
  * The world has the harness's `World` shape, so `readSessions`, `replayAll` and friends take it.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import OpenAI from 'openai';
-import { loadConfig } from '../../src/config/load.js';
-import { withSimulator } from '../../src/config/routes.js';
 import type { LogEvent } from '../../src/core/events.js';
-import { startProxy } from '../../src/proxy/server.js';
 import { createSim } from '../../src/sim/server.js';
 import type { SimOptions } from '../../src/sim/types.js';
-import { readSessions, startTap, type Tap, type TappedRequest, type World } from './harness.js';
+import { openWorld, readSessions, startTap, type Tap, type TappedRequest, type World } from './harness.js';
 
 export type WireExchange = TappedRequest;
 
@@ -65,21 +61,7 @@ base_url = "${tap.origin}/deepseek/v1"
 api_key_env = ""
 ${opts.models}
 `;
-  const path = join(dir, 'config.toml');
-  await writeFile(path, toml);
-  const config = withSimulator(loadConfig({ path, env: {}, cwd: dir }), sim.url);
-  const proxy = await startProxy(config);
-  const client = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: 'test', maxRetries: 0 });
-  return {
-    dir, sim, proxy, client, tap,
-    async close() {
-      proxy.app.server.closeAllConnections();
-      await proxy.close();
-      await tap.close();
-      await sim.close();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
+  return openWorld(dir, sim, tap, toml);
 }
 
 
