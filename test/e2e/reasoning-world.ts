@@ -57,20 +57,7 @@ export function exchanges(world: ReasoningWorld, mode: string, from = 0): Exchan
   return world.tap.requests.slice(from).filter((r) => r.path.startsWith(`/${mode}/`));
 }
 
-/** The `data:` payloads of an SSE text, parsed (`[DONE]` and non-JSON payloads skipped). */
-export function sseData(text: string): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
-  for (const frame of text.split(/\r?\n\r?\n/)) {
-    const data = frame.split(/\r?\n/).filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n');
-    if (data === '' || data === '[DONE]') continue;
-    try {
-      out.push(JSON.parse(data) as Record<string, unknown>);
-    } catch {
-      // not a payload the tests read
-    }
-  }
-  return out;
-}
+export { sseData } from './wires-world.js';
 
 /** A wire assistant message, as the tests read it. */
 export interface WireAssistant {
