@@ -56,10 +56,15 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   registerAdmin(app, { config: deps.config, store: new LogStore(deps.config.dataDir) });
   app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/v1/models', async () => ({
-    object: 'list',
-    data: listModels(deps.config).map((m) => ({ id: m.id, object: 'model', created: 0, owned_by: m.provider })),
-  }));
+  app.get('/v1/models', async () => {
+    const models = listModels(deps.config).map((m) => ({ id: m.id, object: 'model', created: 0, owned_by: m.provider }));
+    // With no model configured (a fresh `npm start`), name the built-in simulator, so a client
+    // that picks from this list has something that answers; any `provider/model` works too.
+    if (models.length === 0 && Object.values(deps.config.providers).some((p) => p.builtinSim)) {
+      models.push({ id: 'sim/sim', object: 'model', created: 0, owned_by: 'sim' });
+    }
+    return { object: 'list', data: models };
+  });
   app.get('/metrics', async (_req, reply) => {
     deps.metrics.activeSessions.set(deps.sessions.liveCount);
     void reply.header('content-type', deps.metrics.registry.contentType);
