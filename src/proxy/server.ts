@@ -21,8 +21,9 @@ export interface RunningProxy {
 export async function startProxy(config: Config, opts: { now?: () => Date; logger?: boolean } = {}): Promise<RunningProxy> {
   const now = opts.now ?? (() => new Date());
   const store = new LogStore(config.dataDir);
-  const sessions = new SessionManager(store, { now });
+  const sessions = new SessionManager(store, { now, idleMs: config.sessions.idleMinutes * 60_000 });
   await sessions.init();
+  sessions.startSweeping();
   const upstreams = new Upstreams();
   const metrics = createMetrics();
   const app = buildApp({ config, sessions, upstreams, images: new ImageStore(config.dataDir), metrics, now, logger: opts.logger ?? false });

@@ -80,6 +80,8 @@ export interface SessionManagerOptions {
   now: () => Date;
   /** Live sessions kept in memory beyond those in use. */
   maxLive?: number;
+  /** A session idle this long leaves memory (its log stays); undefined: only the count limit. */
+  idleMs?: number;
 }
 
 export class SessionManager {
@@ -95,10 +97,31 @@ export class SessionManager {
   readonly #explicit = new Map<string, string[]>();
   readonly #lastActive = new Map<string, number>();
 
+  readonly #idleMs: number | undefined;
+  #sweeper: NodeJS.Timeout | undefined;
+
   constructor(store: LogStore, opts: SessionManagerOptions) {
     this.#store = store;
     this.#now = opts.now;
     this.#maxLive = opts.maxLive ?? 256;
+    this.#idleMs = opts.idleMs;
+  }
+
+  /** Check for idle sessions now and then (at most every minute); stopped by `close`. */
+  startSweeping(): void {
+    if (this.#idleMs === undefined || this.#sweeper !== undefined) return;
+    this.#sweeper = setInterval(() => void this.evictIdle(), Math.min(60_000, Math.max(1_000, this.#idleMs / 2)));
+    this.#sweeper.unref();
+  }
+
+  /** Close every session not in use and idle for `idleMs`; resolves with how many left memory. */
+  async evictIdle(): Promise<number> {
+    if (this.#idleMs === undefined) return 0;
+    const now = this.#now().getTime();
+    const idle = [...this.#live.values()].filter((s) => s.users === 0 && now - s.lastActive >= this.#idleMs!);
+    for (const s of idle) this.#retire(s);
+    await Promise.all(idle.map((s) => this.#closing.get(s.id)));
+    return idle.length;
   }
 
   /** Rebuild the indexes from every log in the data directory. */
@@ -409,14 +432,17 @@ export class SessionManager {
 
   /** Close idle sessions beyond the limit, least recently used first. */
   #evict(): void {
-    for (const [id, s] of this.#live) {
+    for (const s of this.#live.values()) {
       if (this.#live.size <= this.#maxLive) return;
-      if (s.users > 0) continue;
-      this.#live.delete(id);
-      // Its next request may come before the close is done: #load waits for it.
-      const closing = this.#saveAndClose(s).catch(() => undefined).finally(() => this.#closing.delete(id));
-      this.#closing.set(id, closing);
+      if (s.users === 0) this.#retire(s);
     }
+  }
+
+  /** Take a session out of memory; its next request may come before the close is done: #load waits for it. */
+  #retire(s: LiveSession): void {
+    this.#live.delete(s.id);
+    const closing = this.#saveAndClose(s).catch(() => undefined).finally(() => this.#closing.delete(s.id));
+    this.#closing.set(s.id, closing);
   }
 
   #indexView(id: string, view: ClientView): void {
@@ -436,6 +462,7 @@ export class SessionManager {
 
   /** Close every live session (flushing its log). */
   async close(): Promise<void> {
+    if (this.#sweeper !== undefined) clearInterval(this.#sweeper);
     await Promise.all([...this.#live.values()].map((s) => this.#saveAndClose(s)));
     await Promise.all(this.#closing.values());
     this.#live.clear();

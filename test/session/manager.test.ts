@@ -214,6 +214,24 @@ describe('SessionManager', () => {
     expect((await events(a.session.id)).filter((e) => e.type === 'llm.resp')).toHaveLength(2);
   });
 
+  it('an idle session leaves memory after idle_minutes, and comes back on its next request', async () => {
+    let t = Date.parse('2026-03-04T05:06:07.000Z');
+    const m = new SessionManager(store, { now: () => new Date(t), idleMs: 60_000 });
+    await m.init();
+    managers.push(m);
+    const r1 = reply('r1');
+    const first = await run(m, [u('1')], r1);
+    expect(m.liveCount).toBe(1);
+    t += 30_000;
+    expect(await m.evictIdle()).toBe(0);
+    t += 31_000;
+    expect(await m.evictIdle()).toBe(1);
+    expect(m.liveCount).toBe(0);
+    const second = await run(m, [u('1'), asAssistant(r1), u('2')], reply('r2'));
+    expect(second.session.id).toBe(first.session.id);
+    expect(second.plan.kind).toBe('append');
+  });
+
   it('a restarted manager continues every session where its log ends', async () => {
     const m = await manager();
     const r1 = reply('r1');
