@@ -13,31 +13,57 @@ import { jsonHeaders } from '../wire-headers.js';
 export const CHAT_COMPLETIONS_PATH = '/chat/completions';
 
 export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: WireHints, opts: EncodeOptions): EncodedRequest {
-  const body: Record<string, unknown> = { model: req.model, messages: req.messages.map((m) => encodeMessage(m, route, opts)) };
+  const rest: Record<string, unknown> = {};
   // OpenAI refuses an empty tools array.
-  if (req.tools.length > 0) body.tools = req.tools;
+  if (req.tools.length > 0) rest.tools = req.tools;
   const p = req.params;
-  if (p.tool_choice !== undefined) body.tool_choice = p.tool_choice;
-  if (p.parallel_tool_calls !== undefined) body.parallel_tool_calls = p.parallel_tool_calls;
-  if (p.temperature !== undefined) body.temperature = p.temperature;
-  if (p.top_p !== undefined) body.top_p = p.top_p;
-  if (p.max_tokens !== undefined) body[route.maxTokensField ?? 'max_tokens'] = p.max_tokens;
-  if (p.stop !== undefined) body.stop = p.stop;
-  if (p.seed !== undefined) body.seed = p.seed;
-  if (p.presence_penalty !== undefined) body.presence_penalty = p.presence_penalty;
-  if (p.frequency_penalty !== undefined) body.frequency_penalty = p.frequency_penalty;
-  if (p.response_format !== undefined) body.response_format = p.response_format;
-  if (p.reasoning_effort !== undefined) body.reasoning_effort = p.reasoning_effort;
-  if (hints.bodyKey && hints.sessionKey !== undefined) body.prompt_cache_key = hints.sessionKey;
+  if (p.tool_choice !== undefined) rest.tool_choice = p.tool_choice;
+  if (p.parallel_tool_calls !== undefined) rest.parallel_tool_calls = p.parallel_tool_calls;
+  if (p.temperature !== undefined) rest.temperature = p.temperature;
+  if (p.top_p !== undefined) rest.top_p = p.top_p;
+  if (p.max_tokens !== undefined) rest[route.maxTokensField ?? 'max_tokens'] = p.max_tokens;
+  if (p.stop !== undefined) rest.stop = p.stop;
+  if (p.seed !== undefined) rest.seed = p.seed;
+  if (p.presence_penalty !== undefined) rest.presence_penalty = p.presence_penalty;
+  if (p.frequency_penalty !== undefined) rest.frequency_penalty = p.frequency_penalty;
+  if (p.response_format !== undefined) rest.response_format = p.response_format;
+  if (p.reasoning_effort !== undefined) rest.reasoning_effort = p.reasoning_effort;
+  if (hints.bodyKey && hints.sessionKey !== undefined) rest.prompt_cache_key = hints.sessionKey;
   // Top-level automatic caching, for routes that take it (OpenRouter to Claude); cache-hints decides.
   if (hints.cacheControl !== undefined) {
-    body.cache_control = hints.cacheControl === '1h' ? { type: 'ephemeral', ttl: '1h' } : { type: 'ephemeral' };
+    rest.cache_control = hints.cacheControl === '1h' ? { type: 'ephemeral', ttl: '1h' } : { type: 'ephemeral' };
   }
   if (opts.stream) {
-    body.stream = true;
-    body.stream_options = { include_usage: true };
+    rest.stream = true;
+    rest.stream_options = { include_usage: true };
   }
-  return { path: CHAT_COMPLETIONS_PATH, headers: jsonHeaders(route, hints), body: JSON.stringify(body) };
+  // The same bytes JSON.stringify of the whole body would give, built from each message's
+  // serialisation kept from earlier requests: only what is new is serialised.
+  const messages = req.messages.map((m) => messageJson(m, route, opts)).join(',');
+  const tail = JSON.stringify(rest);
+  const body = `{"model":${JSON.stringify(req.model)},"messages":[${messages}]${tail === '{}' ? '}' : ',' + tail.slice(1)}`;
+  return { path: CHAT_COMPLETIONS_PATH, headers: jsonHeaders(route, hints), body };
+}
+
+/**
+ * Each message's wire JSON, kept per message object (the window hands the same frozen object for
+ * an unchanged entry from one request to the next) and per the route options that shape it.
+ */
+const serialised = new WeakMap<NeutralMessage, Map<string, string>>();
+
+function messageJson(m: NeutralMessage, route: DialectRoute, opts: EncodeOptions): string {
+  const key = `${route.reasoningOut}\u0000${route.reasoningOnToolTurns}`;
+  let byRoute = serialised.get(m);
+  if (byRoute === undefined) {
+    byRoute = new Map();
+    serialised.set(m, byRoute);
+  }
+  let text = byRoute.get(key);
+  if (text === undefined) {
+    text = JSON.stringify(encodeMessage(m, route, opts));
+    byRoute.set(key, text);
+  }
+  return text;
 }
 
 export function encodeMessage(m: NeutralMessage, route: DialectRoute, opts: EncodeOptions): WireMessage {

@@ -199,3 +199,18 @@ describe('openai-chat encodeRequest: reasoning', () => {
     expect((out.tool_calls as { function: { arguments: string } }[])[0]?.function.arguments).toBe(weird.arguments);
   });
 });
+
+describe('serialising each message once', () => {
+  it('gives the bytes JSON.stringify of the whole body gives, and keeps them per route option', () => {
+    const thinking: AssistantMessage = { role: 'assistant', content: 'a', thinking: 'why' };
+    const req = request([{ role: 'user', content: 'q' }, thinking], { params: { max_tokens: 9 } });
+    const first = encodeRequest(req, route(), noHints, opts()).body;
+    expect(first).toBe(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: 'a', reasoning_content: 'why' }], max_tokens: 9 }));
+    // The same message objects to a route that sends reasoning another way: serialised for it.
+    const other = JSON.parse(encodeRequest(req, route({ reasoningOut: 'reasoning' }), noHints, opts()).body) as { messages: Record<string, unknown>[] };
+    expect(other.messages[1]).toEqual({ role: 'assistant', content: 'a', reasoning: 'why' });
+    expect(encodeRequest(req, route(), noHints, opts()).body).toBe(first);
+    // A body with nothing but the model and messages closes right after them.
+    expect(encodeRequest(request([{ role: 'user', content: 'q' }]), route(), noHints, opts()).body).toBe('{"model":"m","messages":[{"role":"user","content":"q"}]}');
+  });
+});
