@@ -62,6 +62,18 @@ export function invalidRequest(message: string, param: string | null = null, cod
 }
 
 /** OpenAI's wording, with the figures the simulator counted. */
+/** An OpenAI-style request body: a JSON object, or the 400 that says what is wrong with it. */
+export function parseJsonObject(text: string): Record<string, unknown> {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (err) {
+    throw new SimError(400, 'invalid_json', `The request body is not valid JSON: ${(err as Error).message}`);
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidRequest('The request body must be a JSON object.');
+  return body as Record<string, unknown>;
+}
+
 export function contextOverflow(promptTokens: number, contextTokens: number): SimError {
   return new SimError(
     400,

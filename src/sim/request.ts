@@ -3,7 +3,7 @@
  * the fields the simulator uses, and the shape checks every OpenAI-compatible server makes.
  * Throws SimError (400) naming the field at fault.
  */
-import { invalidRequest, SimError } from './errors.js';
+import { invalidRequest, parseJsonObject } from './errors.js';
 
 /** A message as it came in; only `role` is checked here, the rest is read where it is used. */
 export interface WireMessage {
@@ -32,13 +32,7 @@ export interface ChatRequest {
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
 
 export function parseChatRequest(text: string): ChatRequest {
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch (err) {
-    throw new SimError(400, 'invalid_json', `The request body is not valid JSON: ${(err as Error).message}`);
-  }
-  if (!isObject(body)) throw invalidRequest('The request body must be a JSON object.');
+  const body = parseJsonObject(text);
   const { model, messages, tools, stream, stream_options: streamOptions, prompt_cache_key: key } = body;
   if (typeof model !== 'string' || model === '') throw invalidRequest('You must provide a model parameter.', 'model');
   if (!Array.isArray(messages) || messages.length === 0) {

@@ -4,7 +4,7 @@
  * and no item id under `store: false` (nothing was persisted, so the API answers "Item with id
  * ... not found"). Throws SimError in OpenAI's envelope, `param` naming the item.
  */
-import { invalidRequest, SimError } from '../errors.js';
+import { invalidRequest, parseJsonObject, SimError } from '../errors.js';
 import { isObject } from '../request.js';
 
 export type InputItem = Record<string, unknown> & { type: string };
@@ -34,13 +34,7 @@ const ITEM_TYPES = new Set(['message', 'function_call', 'function_call_output', 
 const ROLES = new Set(['user', 'assistant', 'system', 'developer']);
 
 export function parseResponsesRequest(text: string): ResponsesRequest {
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch (err) {
-    throw new SimError(400, 'invalid_json', `The request body is not valid JSON: ${(err as Error).message}`);
-  }
-  if (!isObject(body)) throw invalidRequest('The request body must be a JSON object.');
+  const body = parseJsonObject(text);
   if (typeof body.model !== 'string' || body.model === '') throw invalidRequest("Missing required parameter: 'model'.", 'model');
   const store = body.store !== false;
   const input = typeof body.input === 'string' ? [{ type: 'message', role: 'user', content: body.input }] : body.input;
