@@ -38,6 +38,9 @@ export const DEFAULT_TIMEOUTS = { connect_ms: 10_000, headers_ms: 300_000, body_
 export const DEFAULT_ID_HEADERS = ['x-session-id', 'x-session-affinity', 'session_id', 'session-id', 'goose-session-id', 'x-claude-code-session-id'];
 export const DEFAULT_ID_BODY_FIELDS = ['session_id', 'prompt_cache_key'];
 export const DEFAULT_IDLE_MINUTES = 30;
+/** Live sessions and the log bytes they may hold (docs/decisions.md, Memory follows live sessions). */
+export const DEFAULT_MAX_LIVE = 256;
+export const DEFAULT_MAX_LIVE_MB = 512;
 const SIM = 'sim';
 
 export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
@@ -81,6 +84,8 @@ export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
     idHeaders: (file.sessions?.id_headers ?? DEFAULT_ID_HEADERS).map((h) => h.toLowerCase()),
     idBodyFields: file.sessions?.id_body_fields ?? DEFAULT_ID_BODY_FIELDS,
     idleMinutes: file.sessions?.idle_minutes ?? DEFAULT_IDLE_MINUTES,
+    maxLive: file.sessions?.max_live ?? DEFAULT_MAX_LIVE,
+    maxLiveMb: file.sessions?.max_live_mb ?? DEFAULT_MAX_LIVE_MB,
   };
   return {
     file: ctx.fromFile ? ctx.file : undefined,

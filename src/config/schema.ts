@@ -121,6 +121,8 @@ export const sessionsSchema = table({
   id_headers: z.array(headerName(), { error: 'expected a list of header names' }).optional(),
   id_body_fields: z.array(text('a field name'), { error: 'expected a list of field names' }).optional(),
   idle_minutes: z.number({ error: 'expected a number of minutes > 0' }).positive({ error: 'expected a number of minutes > 0' }).optional(),
+  max_live: z.number({ error: 'expected a whole number of sessions >= 0' }).int({ error: 'expected a whole number of sessions >= 0' }).min(0, { error: 'expected a whole number of sessions >= 0' }).optional(),
+  max_live_mb: z.number({ error: 'expected a number of MiB > 0' }).positive({ error: 'expected a number of MiB > 0' }).optional(),
 });
 
 export const configSchema = table({

@@ -112,6 +112,10 @@ export interface SessionsConfig {
   idBodyFields: string[];
   /** A session idle this long leaves memory (it stays on disk). */
   idleMinutes: number;
+  /** Sessions held in memory beyond those in use. */
+  maxLive: number;
+  /** Log bytes the live sessions may hold in memory together, in MiB. */
+  maxLiveMb: number;
 }
 
 export interface Config {

@@ -64,6 +64,11 @@ export type EventBody =
       /** Explicit ids that named the session (already hashed if they were credentials-like). */
       ids: string[];
       parent?: { session: string; seq: number };
+      /**
+       * The conversation a fork or side call descends from, whose cache key it carries upstream
+       * (absent: the parent's, or the session's own id). Not part of any request's digest.
+       */
+      lineage?: string;
     }
   | { type: 'session.resume'; recipe: Recipe }
   /** `head: true` marks the session's leading system prompt (see the `system` policy). */

@@ -74,6 +74,11 @@ export class SessionLog {
     return this.#lastSeq;
   }
 
+  /** The write error that stopped this log, if one did (every later append throws it). */
+  get writeError(): Error | undefined {
+    return this.#writer.error;
+  }
+
   /** Byte length of the file once every queued append is written. */
   get size(): number {
     return this.#writer.end;

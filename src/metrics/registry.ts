@@ -23,6 +23,7 @@ export interface Metrics {
   activeSessions: Gauge;
   upstreamErrors: Counter<'provider' | 'model' | 'status'>;
   promptEvalSeconds: Histogram<'provider' | 'model'>;
+  retriesAnswered: Counter<'provider' | 'model'>;
 }
 
 export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
@@ -57,5 +58,6 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       name: 'proxy_prompt_eval_seconds', help: 'Prompt evaluation time the upstream reported (Ollama).',
       labelNames: pm, buckets: [0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10, 30, 60], registers: [registry],
     }),
+    retriesAnswered: counter('proxy_retries_answered_total', 'Client retries of a request the log had answered, answered from the log without an upstream call.', pm),
   };
 }

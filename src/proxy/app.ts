@@ -12,6 +12,7 @@ import { LogStore } from '../log/store.js';
 import { registerAdmin } from './admin.js';
 import { handleChat, routeLabels, UNROUTED } from './chat.js';
 import type { ImageStore } from './images.js';
+import { RetrySignals } from './retries.js';
 import type { Upstreams } from './upstream.js';
 
 const CHAT_PATH = '/v1/chat/completions';
@@ -22,11 +23,14 @@ export interface AppDeps {
   upstreams: Upstreams;
   images: ImageStore;
   metrics: Metrics;
+  /** Remembers idempotency keys; made here when not given. */
+  retries?: RetrySignals;
   now: () => Date;
   logger?: boolean;
 }
 
-export function buildApp(deps: AppDeps): FastifyInstance {
+export function buildApp(given: AppDeps): FastifyInstance {
+  const deps: AppDeps = { ...given, retries: given.retries ?? new RetrySignals() };
   const app = Fastify({ logger: deps.logger ?? false, bodyLimit: deps.config.bodyLimit });
 
   // Parse JSON ourselves: one parse, and an OpenAI-shaped 400 naming what was wrong.
@@ -55,7 +59,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
 
   registerAdmin(app, { config: deps.config, store: new LogStore(deps.config.dataDir) });
-  app.get('/healthz', async () => ({ status: 'ok' }));
+  // A damaged session log costs that session only: the proxy is healthy, and says how many it set aside.
+  app.get('/healthz', async () => ({ status: 'ok', damaged_sessions: deps.sessions.damaged.size }));
   app.get('/v1/models', async () => {
     const models = listModels(deps.config).map((m) => ({ id: m.id, object: 'model', created: 0, owned_by: m.provider }));
     // With no model configured (a fresh `npm start`), name the built-in simulator, so a client

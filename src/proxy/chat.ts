@@ -1,7 +1,9 @@
 /**
- * POST /v1/chat/completions: validate, find the session, log what is new, build the window,
- * encode for the route's dialect, call the upstream (always streaming, so the first byte and a
- * client that leaves are both seen), relay, and log the reply durably before the answer ends.
+ * POST /v1/chat/completions as named stages: admit (validate, route, convert), locate (the
+ * session's turn), build (window, hints, encoding, `llm.req`), call (the upstream, always
+ * streaming, so the first byte and a client that leaves are both seen), relay, and record (the
+ * reply logged durably before the answer ends). Every failure takes one path (`fail`), and the
+ * turn is released however the request ends.
  */
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
@@ -11,20 +13,20 @@ import { resolveRoute, type Route } from '../config/routes.js';
 import { ProxyError, errorBody } from '../core/errors.js';
 import type { BreakCause, EventOf } from '../core/events.js';
 import type { NeutralReply, NeutralRequest, Origin } from '../core/types.js';
-import { createChunkRenderer, renderCompletion, type ChunkRenderer } from '../dialects/openai-chat/client-render.js';
+import { createChunkRenderer, renderCompletion, replyDeltas, type ChunkRenderer } from '../dialects/openai-chat/client-render.js';
 import { dialectFor } from '../dialects/registry.js';
 import { SSE_DONE, sseJson } from '../dialects/sse-writer.js';
 import { createEventDecoder } from '../dialects/stream-decoder.js';
-import type { UpstreamError } from '../dialects/types.js';
-import type { Turn } from '../session/manager.js';
+import type { Dialect, UpstreamError } from '../dialects/types.js';
+import { recordCacheSaving } from '../metrics/savings.js';
+import { answerKey, type Incoming, type Turn } from '../session/manager.js';
 import { firstDifference } from '../window/index.js';
 import type { AppDeps } from './app.js';
 import { toConversation, toParams, toTools } from './convert.js';
-import { parseChatRequest } from './inbound.js';
-import { recordCacheSaving } from '../metrics/savings.js';
+import { parseChatRequest, type ChatRequest } from './inbound.js';
 import { isProviderMiss, recordReply } from './record.js';
 import { explicitSessionId } from './session-id.js';
-import { classifyTransportError, isAbort } from './upstream.js';
+import { classifyTransportError, isAbort, type UpstreamResponse } from './upstream.js';
 
 /**
  * The metric labels of each request once its route is known. Errors thrown before a stream starts
@@ -34,175 +36,279 @@ import { classifyTransportError, isAbort } from './upstream.js';
 export const routeLabels = new WeakMap<FastifyRequest, { provider: string; model: string }>();
 export const UNROUTED = { provider: 'none', model: 'none' } as const;
 
+interface Admitted {
+  body: ChatRequest;
+  route: Route;
+  dialect: Dialect;
+  labels: { provider: string; model: string };
+  incoming: Incoming;
+  apiKey: string | undefined;
+}
+
+/** One request's state as it passes the stages. */
+interface Call {
+  deps: AppDeps;
+  a: Admitted;
+  turn: Turn;
+  started: number;
+  abort: AbortController;
+  clientGone: boolean;
+  /** Prompt tokens of the session's previous reply, read before this one replaces it. */
+  previousPrompt: number | undefined;
+  origin: Origin;
+  reqEvent?: EventOf<'llm.req'>;
+  /** Set once the outcome (reply or error) is in the log. */
+  logged: boolean;
+  callStarted?: number;
+  raw?: ServerResponse;
+}
+
+/** An upstream failure already counted in proxy_upstream_errors_total. */
+class CountedFailure {
+  constructor(readonly error: unknown) {}
+}
+
 export async function handleChat(req: FastifyRequest, reply: FastifyReply, deps: AppDeps): Promise<void> {
   const started = performance.now();
-  const parsed = parseChatRequest(req.body);
-  const route = resolveRoute(deps.config, parsed.body.model);
-  const dialect = dialectFor(route.dialect.wire);
-  const conversation = toConversation(parsed.messages, deps.images);
-  const params = toParams(parsed.body);
-  const apiKey = route.apiKey ?? bearerOf(req.headers.authorization);
-  const labels = { provider: route.provider, model: route.label };
-  routeLabels.set(req, labels);
-
-  const turn = await deps.sessions.begin({
-    explicitId: explicitSessionId(req.headers, parsed.body as Record<string, unknown>, deps.config.sessions),
-    system: conversation.system,
-    tools: toTools(parsed.body),
-    messages: conversation.messages,
-    recipe: route.recipe,
-  });
-  const abort = new AbortController();
-  let clientGone = false;
+  const a = admit(req, deps);
+  routeLabels.set(req, a.labels);
+  const turn = await deps.sessions.begin(a.incoming);
+  const call: Call = {
+    deps, a, turn, started, abort: new AbortController(), clientGone: false, previousPrompt: turn.session.previousPrompt,
+    origin: { provider: a.route.provider, model: a.route.dialect.model }, logged: false,
+  };
   const onClose = () => {
-    if (!reply.raw.writableFinished) {
-      clientGone = true;
-      // Its retry may come before this request has logged what it got: not a concurrent branch.
-      turn.abandon();
-      abort.abort();
-    }
+    if (reply.raw.writableFinished) return;
+    call.clientGone = true;
+    // Its retry may come before this request has logged what it got: not a concurrent branch.
+    turn.abandon();
+    call.abort.abort();
   };
   reply.raw.on('close', onClose);
-  // A client that left while its request waited for the session's turn: its 'close' has passed.
-  if (req.raw.socket.destroyed) onClose();
-  const clientStream = parsed.body.stream === true;
-  let raw: ServerResponse | undefined;
-
   try {
-    const origin: Origin = { provider: route.provider, model: route.dialect.model };
-    const built = turn.session.window.build({ route: route.name, model: route.dialect.model, origin, params });
-    const hints = hintsFor(route, turn.session.id);
-    const cause = breakCause(turn, built.request);
-    // Encoded before llm.req is written: the record names the breakpoints the dialect placed. The
-    // digest is the neutral request's, which encoding does not touch.
-    const encoded = dialect.encodeRequest(built.request, route.dialect, hints, { stream: true, resolveImage: (sha) => deps.images.resolve(sha) });
-    const reqEvent = turn.append({
-      type: 'llm.req', digest: built.digest, recipe_version: turn.session.window.recipe?.version ?? route.recipe.version,
-      route: route.name, model: route.dialect.model, origin, params, elided: built.elided, est_tokens: built.estTokens,
-      hints: hintsRecord(hints, encoded.cacheBreakpoints), cause,
-    });
-    turn.session.previousRequest = built.request;
-    if (built.trimmed) deps.metrics.windowTrims.inc(labels);
-
-    if (apiKey !== undefined) Object.assign(encoded.headers, dialect.authHeaders(apiKey));
-    const callStarted = performance.now();
-    deps.metrics.duration.observe({ ...labels, phase: 'overhead' }, (callStarted - started) / 1000);
-
-    let upstream;
-    try {
-      upstream = await deps.upstreams.send(route.provider, route.dialect.baseUrl, encoded, route.timeouts, abort.signal);
-    } catch (err) {
-      if (clientGone && isAbort(err)) return await logAborted(turn, reqEvent, origin, emptyReply(), callStarted, undefined);
-      const failure = classifyTransportError(err, route.provider, route.timeouts);
-      turn.append({ type: 'llm.error', req: reqEvent.seq, error: failure instanceof Error ? failure.message : String(failure) });
-      await turn.session.log.sync();
-      deps.metrics.upstreamErrors.inc({ ...labels, status: failure instanceof ProxyError ? failure.code : 'transport' });
-      throw failure;
-    }
-
-    if (upstream.status < 200 || upstream.status >= 300) {
-      const text = await upstream.body.text();
-      turn.append({ type: 'llm.error', req: reqEvent.seq, status: upstream.status, body: text.slice(0, 65536) });
-      await turn.session.log.sync();
-      deps.metrics.upstreamErrors.inc({ ...labels, status: String(upstream.status) });
-      const error = dialect.decodeError(upstream.status, text);
-      if (error.contextOverflow) throw new ProxyError('context_length_exceeded', { detail: error.message }, { param: 'messages' });
-      // The upstream's error goes back as it was, with the headers that tell a client when (and
-      // whether) to retry. A body that is not JSON (a gateway's HTML page) becomes an OpenAI-shaped
-      // error with the same status: clients read `error` from a JSON body.
-      for (const name of RETRY_HEADERS) {
-        const value = upstream.headers[name];
-        if (typeof value === 'string') void reply.header(name, value);
-      }
-      if (!isJsonObject(text)) {
-        throw new ProxyError('upstream_error', { status: upstream.status, detail: error.message }, { status: upstream.status >= 400 ? upstream.status : 502 });
-      }
-      deps.metrics.requests.inc({ ...labels, status: String(upstream.status) });
-      await reply.status(upstream.status).header('content-type', 'application/json').send(text);
-      return;
-    }
-
-    // The request's digest seeds the ids a dialect makes up (Ollama's calls have none): unique per
-    // distinct request, the same for an identical retry.
-    const decoder = dialect.createStreamDecoder(route.dialect, { idSeed: built.digest });
-    const events = createEventDecoder(decoder.framing);
-    const meta = { id: `chatcmpl-${randomBytes(12).toString('hex')}`, created: Math.floor(deps.now().getTime() / 1000), model: parsed.body.model };
-    let renderer: ChunkRenderer | undefined;
-    if (clientStream) {
-      void reply.hijack();
-      raw = reply.raw;
-      raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
-      renderer = createChunkRenderer({ ...meta, includeUsage: parsed.body.stream_options?.include_usage === true });
-    }
-    let firstByte: number | undefined;
-    let streamError: UpstreamError | undefined;
-    let transportError: unknown;
-    const onDeltas = (ev: Parameters<typeof decoder.onEvent>[0]) => {
-      for (const delta of decoder.onEvent(ev)) {
-        if (delta.type === 'error') streamError = delta.error;
-        else if (renderer !== undefined && raw !== undefined && streamError === undefined) {
-          for (const chunk of renderer.render(delta)) raw.write(sseJson(chunk));
-        }
-      }
-    };
-    try {
-      for await (const chunk of upstream.body) {
-        firstByte ??= performance.now();
-        for (const ev of events.push(chunk as Uint8Array)) onDeltas(ev);
-      }
-      for (const ev of events.flush()) onDeltas(ev);
-    } catch (err) {
-      transportError = err;
-    }
-    const final = decoder.finish();
-    if (firstByte !== undefined) deps.metrics.duration.observe({ ...labels, phase: 'ttft' }, (firstByte - callStarted) / 1000);
-
-    if (clientGone) return await logAborted(turn, reqEvent, origin, final, callStarted, firstByte);
-    if (transportError !== undefined || streamError !== undefined) {
-      const failure = transportError !== undefined
-        ? classifyTransportError(transportError, route.provider, route.timeouts)
-        : new ProxyError('upstream_error', { status: 200, detail: streamError!.message });
-      const message = failure instanceof Error ? failure.message : String(failure);
-      turn.append({ type: 'llm.error', req: reqEvent.seq, error: message });
-      await turn.session.log.sync();
-      deps.metrics.upstreamErrors.inc({ ...labels, status: failure instanceof ProxyError ? failure.code : 'stream' });
-      throw failure;
-    }
-
-    const providerMiss = isProviderMiss(cause, final.usage?.cached_tokens, turn.session.previousPrompt);
-    turn.append({
-      type: 'llm.resp', req: reqEvent.seq, reply: final, origin, timings: timings(callStarted, firstByte),
-      ...(providerMiss ? { provider_miss: true as const } : {}),
-    });
-    await turn.session.log.sync();
-    recordReply(deps.metrics, labels, route, final, turn.session.previousPrompt);
-    recordCacheSaving(deps.metrics, labels, route, final.usage);
-    deps.metrics.cacheBreaks.inc({ ...labels, cause: providerMiss ? 'provider_miss' : cause });
-    turn.session.previousPrompt = final.usage?.prompt_tokens;
-    deps.metrics.requests.inc({ ...labels, status: '200' });
-    deps.metrics.duration.observe({ ...labels, phase: 'total' }, (performance.now() - started) / 1000);
-
-    if (renderer !== undefined && raw !== undefined) {
-      for (const chunk of renderer.end(final.usage)) raw.write(sseJson(chunk));
-      raw.end(SSE_DONE);
-    } else {
-      await reply.header('content-type', 'application/json').send(renderCompletion(final, meta));
-    }
+    // A client that left while its request waited for the session's turn: its 'close' has passed.
+    if (req.raw.socket.destroyed) onClose();
+    if (turn.plan.kind === 'answered') return answerFromLog(call, reply, turn.plan.reply);
+    const built = build(call);
+    const upstream = await send(call, built.encoded);
+    if (upstream === undefined) return await logAborted(call, emptyReply(), undefined);
+    if (upstream.status < 200 || upstream.status >= 300) return await relayError(call, reply, upstream);
+    await relay(call, reply, upstream, built.digest);
   } catch (err) {
-    if (raw === undefined) throw err;
-    // The stream has started: the error goes as an error frame, then the stream ends.
-    const proxyErr = err instanceof ProxyError ? err : new ProxyError('internal_error', { detail: String(err) });
-    deps.metrics.requests.inc({ ...labels, status: String(proxyErr.status) });
-    if (!raw.writableEnded) raw.end(sseJson(errorBody(proxyErr)));
+    await fail(call, err);
   } finally {
     reply.raw.off('close', onClose);
     turn.release();
   }
 }
 
-async function logAborted(turn: Turn, reqEvent: EventOf<'llm.req'>, origin: Origin, partial: NeutralReply, callStarted: number, firstByte: number | undefined): Promise<void> {
-  turn.append({ type: 'llm.resp', req: reqEvent.seq, reply: partial, origin, timings: timings(callStarted, firstByte), aborted: true });
+/** Validate the body, resolve the route, convert the conversation. Throws a 4xx for bad input. */
+function admit(req: FastifyRequest, deps: AppDeps): Admitted {
+  const parsed = parseChatRequest(req.body);
+  const route = resolveRoute(deps.config, parsed.body.model);
+  const conversation = toConversation(parsed.messages, deps.images);
+  const params = toParams(parsed.body);
+  const retry = deps.retries?.isRetry(req.headers) === true;
+  return {
+    body: parsed.body,
+    route,
+    dialect: dialectFor(route.dialect.wire),
+    labels: { provider: route.provider, model: route.label },
+    apiKey: route.apiKey ?? bearerOf(req.headers.authorization),
+    incoming: {
+      explicitId: explicitSessionId(req.headers, parsed.body as Record<string, unknown>, deps.config.sessions),
+      system: conversation.system,
+      tools: toTools(parsed.body),
+      messages: conversation.messages,
+      recipe: route.recipe,
+      ...(retry ? { retry: answerKey(route.name, route.dialect.model, params) } : {}),
+    },
+  };
+}
+
+/** The window, the hints and the wire body; `llm.req` is written before anything is sent. */
+function build(call: Call) {
+  const { a, turn, deps } = call;
+  const params = toParams(a.body);
+  const built = turn.session.window.build({ route: a.route.name, model: a.route.dialect.model, origin: call.origin, params });
+  // The lineage's key: a fork or side call lands on the replica that holds its parent's prefix.
+  const hints = hintsFor(a.route, turn.session.lineage);
+  const cause = breakCause(turn, built.request);
+  // Encoded before llm.req is written: the record names the breakpoints the dialect placed. The
+  // digest is the neutral request's, which encoding does not touch.
+  const encoded = a.dialect.encodeRequest(built.request, a.route.dialect, hints, { stream: true, resolveImage: (sha) => deps.images.resolve(sha) });
+  call.reqEvent = turn.append({
+    type: 'llm.req', digest: built.digest, recipe_version: turn.session.window.recipe?.version ?? a.route.recipe.version,
+    route: a.route.name, model: a.route.dialect.model, origin: call.origin, params, elided: built.elided, est_tokens: built.estTokens,
+    hints: hintsRecord(hints, encoded.cacheBreakpoints), cause,
+  });
+  turn.sent(built.request);
+  if (built.trimmed) deps.metrics.windowTrims.inc(a.labels);
+  if (a.apiKey !== undefined) Object.assign(encoded.headers, a.dialect.authHeaders(a.apiKey));
+  return { encoded, digest: built.digest, cause };
+}
+
+/** The upstream call; undefined when the client left before it answered. */
+async function send(call: Call, encoded: ReturnType<typeof build>['encoded']): Promise<UpstreamResponse | undefined> {
+  const { a, deps } = call;
+  call.callStarted = performance.now();
+  deps.metrics.duration.observe({ ...a.labels, phase: 'overhead' }, (call.callStarted - call.started) / 1000);
+  try {
+    return await deps.upstreams.send(a.route.provider, a.route.dialect.baseUrl, encoded, a.route.timeouts, call.abort.signal);
+  } catch (err) {
+    if (call.clientGone && isAbort(err)) return undefined;
+    throw upstreamFailure(call, classifyTransportError(err, a.route.provider, a.route.timeouts), 'transport');
+  }
+}
+
+/** A non-2xx upstream answer: logged, then passed on in the client's dialect with its retry headers. */
+async function relayError(call: Call, reply: FastifyReply, upstream: UpstreamResponse): Promise<void> {
+  const { a, deps, turn } = call;
+  const text = await upstream.body.text();
+  turn.append({ type: 'llm.error', req: call.reqEvent!.seq, status: upstream.status, body: text.slice(0, 65536) });
+  call.logged = true;
   await turn.session.log.sync();
+  deps.metrics.upstreamErrors.inc({ ...a.labels, status: String(upstream.status) });
+  const error = a.dialect.decodeError(upstream.status, text);
+  if (error.contextOverflow) throw new CountedFailure(new ProxyError('context_length_exceeded', { detail: error.message }, { param: 'messages' }));
+  // The upstream's error goes back as it was, with the headers that tell a client when (and
+  // whether) to retry. A body that is not JSON (a gateway's HTML page) becomes an OpenAI-shaped
+  // error with the same status: clients read `error` from a JSON body.
+  for (const name of RETRY_HEADERS) {
+    const value = upstream.headers[name];
+    if (typeof value === 'string') void reply.header(name, value);
+  }
+  if (!isJsonObject(text)) {
+    throw new CountedFailure(new ProxyError('upstream_error', { status: upstream.status, detail: error.message }, { status: upstream.status >= 400 ? upstream.status : 502 }));
+  }
+  deps.metrics.requests.inc({ ...a.labels, status: String(upstream.status) });
+  await reply.status(upstream.status).header('content-type', 'application/json').send(text);
+}
+
+/** Decode the upstream stream, re-encode it for the client as it comes, then record the reply. */
+async function relay(call: Call, reply: FastifyReply, upstream: UpstreamResponse, digest: string): Promise<void> {
+  const { a, deps } = call;
+  // The request's digest seeds the ids a dialect makes up (Ollama's calls have none): unique per
+  // distinct request, the same for an identical retry.
+  const decoder = a.dialect.createStreamDecoder(a.route.dialect, { idSeed: digest });
+  const events = createEventDecoder(decoder.framing);
+  const out = openClient(call, reply);
+  let firstByte: number | undefined;
+  let streamError: UpstreamError | undefined;
+  let transportError: unknown;
+  const onDeltas = (ev: Parameters<typeof decoder.onEvent>[0]) => {
+    for (const delta of decoder.onEvent(ev)) {
+      if (delta.type === 'error') streamError = delta.error;
+      else if (streamError === undefined) out.write(delta);
+    }
+  };
+  try {
+    for await (const chunk of upstream.body) {
+      firstByte ??= performance.now();
+      for (const ev of events.push(chunk as Uint8Array)) onDeltas(ev);
+    }
+    for (const ev of events.flush()) onDeltas(ev);
+  } catch (err) {
+    transportError = err;
+  }
+  const final = decoder.finish();
+  if (firstByte !== undefined) deps.metrics.duration.observe({ ...a.labels, phase: 'ttft' }, (firstByte - call.callStarted!) / 1000);
+  if (call.clientGone) return logAborted(call, final, firstByte);
+  if (transportError !== undefined) throw upstreamFailure(call, classifyTransportError(transportError, a.route.provider, a.route.timeouts), 'stream');
+  if (streamError !== undefined) throw upstreamFailure(call, new ProxyError('upstream_error', { status: 200, detail: streamError.message }), 'stream');
+  await recordAnswer(call, final, firstByte);
+  await out.end(final);
+}
+
+/** The reply into the log (durably) and the metrics. */
+async function recordAnswer(call: Call, final: NeutralReply, firstByte: number | undefined): Promise<void> {
+  const { a, deps, turn } = call;
+  const cause = call.reqEvent!.cause;
+  const providerMiss = isProviderMiss(cause, final.usage?.cached_tokens, call.previousPrompt);
+  turn.append({
+    type: 'llm.resp', req: call.reqEvent!.seq, reply: final, origin: call.origin, timings: timings(call.callStarted!, firstByte),
+    ...(providerMiss ? { provider_miss: true as const } : {}),
+  });
+  call.logged = true;
+  await turn.session.log.sync();
+  recordReply(deps.metrics, a.labels, a.route, final, call.previousPrompt);
+  recordCacheSaving(deps.metrics, a.labels, a.route, final.usage);
+  deps.metrics.cacheBreaks.inc({ ...a.labels, cause: providerMiss ? 'provider_miss' : (cause ?? 'none') });
+  deps.metrics.requests.inc({ ...a.labels, status: '200' });
+  deps.metrics.duration.observe({ ...a.labels, phase: 'total' }, (performance.now() - call.started) / 1000);
+}
+
+/** A retry of the request the log answered last: the logged reply again, no upstream call. */
+async function answerFromLog(call: Call, reply: FastifyReply, logged: NeutralReply): Promise<void> {
+  const { a, deps } = call;
+  const out = openClient(call, reply);
+  for (const delta of replyDeltas(logged)) out.write(delta);
+  deps.metrics.retriesAnswered.inc(a.labels);
+  deps.metrics.requests.inc({ ...a.labels, status: '200' });
+  await out.end(logged);
+}
+
+/** Where the client's answer goes: an SSE stream opened at once, or one JSON body at the end. */
+function openClient(call: Call, reply: FastifyReply) {
+  const { a, deps } = call;
+  const meta = { id: `chatcmpl-${randomBytes(12).toString('hex')}`, created: Math.floor(deps.now().getTime() / 1000), model: a.body.model };
+  let renderer: ChunkRenderer | undefined;
+  if (a.body.stream === true) {
+    void reply.hijack();
+    call.raw = reply.raw;
+    call.raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    renderer = createChunkRenderer({ ...meta, includeUsage: a.body.stream_options?.include_usage === true });
+  }
+  return {
+    write(delta: Parameters<ChunkRenderer['render']>[0]): void {
+      if (renderer !== undefined) for (const chunk of renderer.render(delta)) call.raw!.write(sseJson(chunk));
+    },
+    async end(final: NeutralReply): Promise<void> {
+      if (renderer === undefined) {
+        await reply.header('content-type', 'application/json').send(renderCompletion(final, meta));
+        return;
+      }
+      for (const chunk of renderer.end(final.usage)) call.raw!.write(sseJson(chunk));
+      call.raw!.end(SSE_DONE);
+    },
+  };
+}
+
+/** Count an upstream failure once, as it is classified. */
+function upstreamFailure(call: Call, failure: unknown, fallback: string): CountedFailure {
+  const status = failure instanceof ProxyError ? failure.code : fallback;
+  call.deps.metrics.upstreamErrors.inc({ ...call.a.labels, status });
+  return new CountedFailure(failure);
+}
+
+/**
+ * The one failure path. A request whose `llm.req` is in the log gets its `llm.error`, synced (a
+ * log that cannot be written then is not what the client hears about). Before the stream started,
+ * the error goes to the app's error handler (answered in the client's dialect, counted there);
+ * after, as an error frame, and the stream ends.
+ */
+async function fail(call: Call, thrown: unknown): Promise<void> {
+  const err = thrown instanceof CountedFailure ? thrown.error : thrown;
+  if (call.reqEvent !== undefined && !call.logged) {
+    try {
+      call.turn.append({ type: 'llm.error', req: call.reqEvent.seq, error: err instanceof Error ? err.message : String(err) });
+      call.logged = true;
+      await call.turn.session.log.sync();
+    } catch {
+      // The log itself failed: the session is read back from disk on its next request.
+    }
+  }
+  const raw = call.raw;
+  if (raw === undefined) throw err;
+  const proxyErr = err instanceof ProxyError ? err : new ProxyError('internal_error', { detail: String(err) });
+  call.deps.metrics.requests.inc({ ...call.a.labels, status: String(proxyErr.status) });
+  if (!raw.writableEnded) raw.end(sseJson(errorBody(proxyErr)));
+}
+
+async function logAborted(call: Call, partial: NeutralReply, firstByte: number | undefined): Promise<void> {
+  call.turn.append({ type: 'llm.resp', req: call.reqEvent!.seq, reply: partial, origin: call.origin, timings: timings(call.callStarted!, firstByte), aborted: true });
+  call.logged = true;
+  await call.turn.session.log.sync();
 }
 
 function timings(callStarted: number, firstByte: number | undefined) {

@@ -18,10 +18,13 @@ export interface RunningProxy {
   close(): Promise<void>;
 }
 
-export async function startProxy(config: Config, opts: { now?: () => Date; logger?: boolean } = {}): Promise<RunningProxy> {
+export async function startProxy(config: Config, opts: { now?: () => Date; logger?: boolean; warn?: (line: string) => void } = {}): Promise<RunningProxy> {
   const now = opts.now ?? (() => new Date());
   const store = new LogStore(config.dataDir);
-  const sessions = new SessionManager(store, { now, idleMs: config.sessions.idleMinutes * 60_000 });
+  const sessions = new SessionManager(store, {
+    now, idleMs: config.sessions.idleMinutes * 60_000, maxLive: config.sessions.maxLive, maxLiveBytes: config.sessions.maxLiveMb * 2 ** 20,
+    warn: opts.warn ?? ((line) => process.stderr.write(`prefix-proxy: ${line}\n`)),
+  });
   await sessions.init();
   sessions.startSweeping();
   const upstreams = new Upstreams();

@@ -1,14 +1,19 @@
 /**
- * The messages of an incoming request, with their canonical forms computed only when asked. A
- * request that extends its session is recognised by comparing its messages with the session's
- * view as they are (strings equal: the same message under any canonical rule); canonical text,
- * fingerprints and chain hashes are computed only where that cannot decide. Pure.
+ * The messages of an incoming request, compared in the log's own terms: the log holds every
+ * message redacted (docs/how-it-works.md, The log), so an incoming message is compared as the log
+ * would hold it, and a client that resends a credential the log removed is still sending the same
+ * message. A request that extends its session is recognised by comparing its messages with the
+ * session's view as they are (strings equal: the same message under any canonical rule); the
+ * redacted form, canonical text, fingerprints and chain hashes are computed only where that cannot
+ * decide. Pure.
  */
 import type { NeutralMessage } from '../core/types.js';
+import { redactDeep } from '../log/redact.js';
 import { canonicalMessage, replyFingerprint } from './fingerprint.js';
 
 export class IncomingMessage {
   readonly msg: NeutralMessage;
+  #logged: NeutralMessage | undefined;
   #canonical: string | undefined;
   #fp: string | null | undefined;
 
@@ -16,21 +21,39 @@ export class IncomingMessage {
     this.msg = msg;
   }
 
+  /** The message as the log would hold it (the same object when nothing needed redacting). */
+  get logged(): NeutralMessage {
+    this.#logged ??= redactDeep(this.msg).value;
+    return this.#logged;
+  }
+
   get canonical(): string {
-    this.#canonical ??= canonicalMessage(this.msg);
+    this.#canonical ??= canonicalMessage(this.logged);
     return this.#canonical;
   }
 
   get fp(): string | undefined {
-    if (this.#fp === undefined) this.#fp = replyFingerprint(this.msg) ?? null;
+    if (this.#fp === undefined) this.#fp = replyFingerprint(this.logged) ?? null;
     return this.#fp ?? undefined;
   }
 }
 
+/** What a view entry offers for comparison: the message as logged, and the client's own copy once seen. */
+export interface Comparable {
+  msg: NeutralMessage;
+  canonical: string;
+  /** The client's unredacted copy, remembered after it matched once, so the next compare is a string compare. */
+  sent?: NeutralMessage;
+}
+
 /** A view entry and an incoming message are the same message to the client. */
-export function sameMessage(entry: { msg: NeutralMessage; canonical: string }, incoming: { msg?: NeutralMessage; canonical: string }): boolean {
-  if (incoming.msg !== undefined && identical(entry.msg, incoming.msg)) return true;
-  return entry.canonical === incoming.canonical;
+export function sameMessage(entry: Comparable, incoming: { msg?: NeutralMessage; canonical: string }): boolean {
+  if (incoming.msg !== undefined && (identical(entry.msg, incoming.msg) || (entry.sent !== undefined && identical(entry.sent, incoming.msg)))) return true;
+  if (entry.canonical !== incoming.canonical) return false;
+  // The client's copy differs from the log's only by what the log removes (or by its
+  // serialisation): remember it, so its next resend costs a string compare, not a redaction.
+  if (incoming.msg !== undefined) entry.sent = incoming.msg;
+  return true;
 }
 
 /** Equal as they stand (true means canonically equal too; false means "compare canonically"). */
@@ -52,7 +75,7 @@ function identical(a: NeutralMessage, b: NeutralMessage): boolean {
 }
 
 /** How many leading messages of the request are the view's. */
-export function matchLength(view: readonly { msg: NeutralMessage; canonical: string }[], incoming: readonly IncomingMessage[]): number {
+export function matchLength(view: readonly Comparable[], incoming: readonly IncomingMessage[]): number {
   const common = Math.min(view.length, incoming.length);
   let k = 0;
   while (k < common && sameMessage(view[k]!, incoming[k]!)) k++;

@@ -1,22 +1,30 @@
 /**
- * Sessions: which log an incoming request belongs to, and what it adds. Explicit ids first
- * (docs/architecture.md 5.1), then the chain-hash prefix index, then the latest-reply fingerprint (a client that
- * compacted or dropped its oldest messages). Requests of one session run one at a time; different
- * sessions run in parallel. Live sessions are held in memory up to a limit; the rest are reloaded
- * from their logs on demand, and every index is rebuilt from the logs on start.
+ * Sessions: which log an incoming request belongs to, and what it adds (docs/architecture.md 5).
+ * A thin coordinator over its parts: the Locator finds a session, the LiveSet holds the sessions in
+ * memory, SessionFiles keeps what locates a session beside its log, a Turn holds one request's
+ * place in its session. Requests of one session run one at a time; different sessions in parallel.
  */
 import { randomBytes } from 'node:crypto';
 import type { EventBody, LogEvent, Recipe } from '../core/events.js';
-import type { NeutralMessage, NeutralRequest, ToolSpec } from '../core/types.js';
+import type { NeutralMessage, ToolSpec } from '../core/types.js';
 import type { LogStore, SessionLog } from '../log/store.js';
 import { readEventAt, readLog } from '../log/reader.js';
-import { StartTracker, WindowState, type StartPoint } from '../window/index.js';
+import { redactDeep, redactText } from '../log/redact.js';
+import type { StartPoint } from '../window/index.js';
 import { mergeCatalog, restoreReply } from './additions.js';
-import { catalogCanonical, chainHashes, chainStart } from './fingerprint.js';
-import { IncomingMessage, matchLength } from './incoming.js';
+import { catalogCanonical, chainStart } from './fingerprint.js';
+import { IncomingMessage } from './incoming.js';
+import { LiveSession } from './live-session.js';
+import { LiveSet } from './live-set.js';
+import { Locator } from './locator.js';
 import { planRequest, type Plan } from './plan.js';
-import { PrefixIndex } from './prefix-index.js';
-import { ClientView } from './view.js';
+import { isRetryOf } from './retry.js';
+import { entryOf, SessionFiles, type Damaged } from './session-files.js';
+import { Turn } from './turn.js';
+
+export { LiveSession } from './live-session.js';
+export { Turn, type TurnPlan } from './turn.js';
+export { answerKey } from './retry.js';
 
 /** A request's conversation, already converted to neutral messages. */
 export interface Incoming {
@@ -29,82 +37,58 @@ export interface Incoming {
   messages: NeutralMessage[];
   /** Recipe for a session this request starts. */
   recipe: Recipe;
-}
-
-export interface LiveSession {
-  readonly id: string;
-  readonly log: SessionLog;
-  readonly window: WindowState;
-  readonly view: ClientView;
-  readonly explicitIds: string[];
-  catalogCanonical: string;
   /**
-   * View length before the running request added its messages; set while a request runs and its
-   * client is still there (a request diverging from it then is a concurrent branch: a fork).
+   * The client marks the request as a retry (an SDK's retry count, a repeated idempotency key):
+   * `answerKey` of its route, model and parameters. A retry of the request the session answered
+   * last is answered from the log.
    */
-  inFlightFrom: number | undefined;
-  /** Turns holding or waiting for this session; a session in use is never evicted. */
-  users: number;
-  lastActive: number;
-  tail: Promise<void>;
-  /** The last request built in this process, for cache-break attribution. */
-  previousRequest: NeutralRequest | undefined;
-  /** Prompt tokens the upstream reported for the last reply, for prefix reuse. */
-  previousPrompt: number | undefined;
-  /** Follows where a window can be built from; written beside the log when the session leaves memory. */
-  readonly tracker: StartTracker;
-  /** The point this session was loaded from, if it was loaded from a saved one. */
-  loadedFrom: StartPoint | undefined;
-}
-
-/** The sidecar `<id>.idx.json`: where the next load of the session may start reading. */
-interface SessionIndex {
-  version: 1;
-  point: StartPoint;
-}
-
-export interface Turn {
-  session: LiveSession;
-  plan: Plan | { kind: 'new' };
-  /** Append an event to the session's log and fold it into its window and view. */
-  append<B extends EventBody>(body: B): B & { seq: number; ts: string };
-  /** The events this turn appended so far. */
-  readonly appended: readonly LogEvent[];
-  /** The client went away: a request diverging from this one is its retry, not a concurrent branch. */
-  abandon(): void;
-  /** Let the session's next request run. */
-  release(): void;
+  retry?: string;
 }
 
 export interface SessionManagerOptions {
   now: () => Date;
-  /** Live sessions kept in memory beyond those in use. */
+  /** Live sessions kept in memory beyond those in use (default 256). */
   maxLive?: number;
-  /** A session idle this long leaves memory (its log stays); undefined: only the count limit. */
+  /** Bytes of log the live sessions may hold in memory together (default 512 MiB). */
+  maxLiveBytes?: number;
+  /** A session idle this long leaves memory (its log stays); undefined: only the limits. */
   idleMs?: number;
+  /** A line for the operator (a log that cannot be read, skipped). */
+  warn?: (message: string) => void;
 }
 
 export class SessionManager {
   readonly #store: LogStore;
+  readonly #files: SessionFiles;
   readonly #now: () => Date;
-  readonly #maxLive: number;
-  readonly #live = new Map<string, LiveSession>();
+  readonly #warn: (message: string) => void;
+  readonly #locator = new Locator();
+  readonly #live: LiveSet;
   readonly #loading = new Map<string, Promise<LiveSession>>();
-  /** Evicted sessions whose logs are still closing (flushing, releasing the lock). */
+  /** Sessions that left memory and whose logs are still closing (flushing, releasing the lock). */
   readonly #closing = new Map<string, Promise<void>>();
-  readonly #index = new PrefixIndex();
-  /** Explicit id -> sessions it named, most recent last. */
-  readonly #explicit = new Map<string, string[]>();
-  readonly #lastActive = new Map<string, number>();
-
+  readonly #damaged = new Map<string, string>();
   readonly #idleMs: number | undefined;
   #sweeper: NodeJS.Timeout | undefined;
 
   constructor(store: LogStore, opts: SessionManagerOptions) {
     this.#store = store;
+    this.#files = new SessionFiles(store);
     this.#now = opts.now;
-    this.#maxLive = opts.maxLive ?? 256;
+    this.#warn = opts.warn ?? (() => undefined);
     this.#idleMs = opts.idleMs;
+    this.#live = new LiveSet({ maxCount: opts.maxLive ?? 256, maxBytes: opts.maxLiveBytes ?? 512 * 2 ** 20, onLeave: (s) => this.#leave(s) });
+  }
+
+  /** Read what locates every stored session (docs/decisions.md, Session index); a damaged log is skipped and named. */
+  async init(): Promise<{ sessions: number; readWhole: number; damaged: Damaged[] }> {
+    const { entries, damaged, read } = await this.#files.scan();
+    for (const entry of entries) this.#locator.store(entry, undefined);
+    for (const d of damaged) {
+      this.#damaged.set(d.id, d.reason);
+      this.#warn(`session ${d.id} skipped: its log cannot be read (${d.reason})`);
+    }
+    return { sessions: entries.length, readWhole: read, damaged };
   }
 
   /** Check for idle sessions now and then (at most every minute); stopped by `close`. */
@@ -117,171 +101,119 @@ export class SessionManager {
   /** Close every session not in use and idle for `idleMs`; resolves with how many left memory. */
   async evictIdle(): Promise<number> {
     if (this.#idleMs === undefined) return 0;
-    const now = this.#now().getTime();
-    const idle = [...this.#live.values()].filter((s) => s.users === 0 && now - s.lastActive >= this.#idleMs!);
-    for (const s of idle) this.#retire(s);
+    const idle = this.#live.idleSince(this.#now().getTime() - this.#idleMs);
+    for (const s of idle) this.#leave(s);
     await Promise.all(idle.map((s) => this.#closing.get(s.id)));
     return idle.length;
-  }
-
-  /** Rebuild the indexes from every log in the data directory. */
-  async init(): Promise<void> {
-    for (const id of await this.#store.listSessions()) {
-      const { events } = await readLog(this.#store.file(id));
-      const view = new ClientView();
-      const ids: string[] = [];
-      for (const e of events) {
-        view.apply(e);
-        if (e.type === 'session.start') ids.push(...e.ids);
-      }
-      this.#indexView(id, view);
-      for (const x of ids) this.#nameSession(x, id);
-      this.#lastActive.set(id, Date.parse(events.at(-1)?.ts ?? '') || 0);
-    }
   }
 
   get liveCount(): number {
     return this.#live.size;
   }
 
-  /** Find or make the session for a request and wait for its turn. */
-  async begin(req: Incoming): Promise<Turn> {
-    const canon = req.messages.map((m) => new IncomingMessage(m));
-    const found = await this.#find(req, canon);
-    if (found === undefined) return this.#start(req, undefined);
+  /** Sessions skipped because their logs cannot be read, with the reason. */
+  get damaged(): ReadonlyMap<string, string> {
+    return this.#damaged;
+  }
 
-    const session = found;
+  sessionIds(): string[] {
+    return [...this.#locator.ids(this.#live.ids())];
+  }
+
+  /** Find or make the session for a request and wait for its turn. Every way out releases what it took. */
+  async begin(raw: Incoming): Promise<Turn> {
+    // Compared, and appended, as the log holds them (docs/how-it-works.md, Sessions).
+    const req: Incoming = { ...raw, ...(raw.system === undefined ? {} : { system: redactText(raw.system).text }), tools: redactDeep(raw.tools).value };
+    const canon = req.messages.map((m) => new IncomingMessage(m));
+    const id = this.#locator.find({ explicitId: req.explicitId, h0: chainStart(req.system, req.tools), incoming: canon }, (x) => this.#live.peek(x)?.view);
+    const session = id === undefined ? undefined : await this.#loadOrForget(id);
+    if (session === undefined) return this.#start(req, canon, undefined);
+
     const explicit = req.explicitId !== undefined;
     session.users++;
+    let unlock: (() => void) | undefined;
     let handedOver = false;
     try {
       // A request already running in this session decides forks without waiting for it.
       if (session.inFlightFrom !== undefined) {
         const plan = planRequest(session.view.entries, canon, { explicit, inFlightFrom: session.inFlightFrom, clientDrops: req.recipe.client_drops });
-        if (plan.kind === 'fork') return await this.#fork(session, plan, req);
+        if (plan.kind === 'fork') return await this.#start(req, canon, { session, plan });
       }
-      const release = await this.#lock(session);
+      unlock = await session.queue.acquire();
+      if (req.retry !== undefined && session.answered !== undefined && isRetryOf(session.view.entries, session.answered, canon, req.retry)) {
+        handedOver = true;
+        return this.#turn(session, { kind: 'answered', reply: session.answered.reply }, unlock);
+      }
       const plan = planRequest(session.view.entries, canon, { explicit, clientDrops: req.recipe.client_drops });
-      if (plan.kind === 'fork') {
-        release();
-        return await this.#fork(session, plan, req);
-      }
-      if (isSideRequest(plan, req, session)) {
-        // A title or summary call under the conversation's id: its own session, and the
-        // conversation's log and prefix stay as they were.
-        release();
-        return await this.#start(req, undefined);
+      if (plan.kind === 'fork' || isSideRequest(plan, req, session)) {
+        unlock();
+        unlock = undefined;
+        // A side call (a title or summary prompt under the conversation's id) gets its own
+        // session; the conversation's log and prefix stay as they were.
+        return await this.#start(req, canon, plan.kind === 'fork' ? { session, plan } : { session, plan: undefined });
       }
       session.inFlightFrom = session.view.entries.length;
-      const turn = this.#turn(session, plan, release);
+      const turn = this.#turn(session, plan, unlock);
       handedOver = true;
-      if (plan.kind === 'rewrite') turn.append({ type: 'client.rewrite', from_seq: plan.fromSeq, reason: 'the client history diverged from the log' });
-      this.#appendConversation(turn, req, plan.from);
+      this.#appendOrRelease(turn, () => {
+        if (plan.kind === 'rewrite') turn.append({ type: 'client.rewrite', from_seq: plan.fromSeq, reason: 'the client history diverged from the log' });
+        this.#appendConversation(turn, req, plan.from);
+      });
       return turn;
     } finally {
-      // The turn gives the session back on release.
-      if (!handedOver) session.users--;
+      if (!handedOver) {
+        unlock?.();
+        session.users--;
+        this.#afterRelease(session);
+      }
     }
-  }
-
-  async #find(req: Incoming, incoming: readonly IncomingMessage[]): Promise<LiveSession | undefined> {
-    if (req.explicitId !== undefined) {
-      const named = this.#explicit.get(req.explicitId);
-      if (named === undefined) return undefined;
-      const best = named.length === 1 ? named[0] : this.#longestIn(named, req, incoming);
-      return best === undefined ? undefined : this.#load(best);
-    }
-    const h0 = chainStart(req.system, req.tools);
-    const quick = this.#extendedLive(h0, incoming);
-    if (quick !== undefined) return quick;
-    const longest = this.#index.longest(chainHashes(h0, incoming.map((m) => m.canonical)));
-    if (longest !== undefined) return this.#load(longest);
-    for (let i = incoming.length - 1; i >= 0; i--) {
-      const fp = incoming[i]!.fp;
-      const hit = fp === undefined ? undefined : this.#index.byLatestReply(fp);
-      if (hit !== undefined) return this.#load(hit);
-    }
-    return undefined;
   }
 
   /**
-   * The common case without hashing the whole request: a live session that opened like it (its
-   * first chain hash) and whose whole view the request extends. Undefined when that cannot be
-   * decided from the live sessions alone; the full prefix lookup then runs.
+   * A new session. With a parent and a fork plan, it opens with the parent's events before the
+   * divergence, unchanged, so its requests share the parent's prefix bytes (and cache); with a
+   * parent and no plan (a side call), it starts empty under the parent's lineage.
    */
-  #extendedLive(h0: string, incoming: readonly IncomingMessage[]): LiveSession | undefined {
-    if (incoming.length === 0) return undefined;
-    const openers = this.#index.openedWith(chainHashes(h0, [incoming[0]!.canonical])[0]!);
-    if (openers === undefined) return undefined;
-    let best: LiveSession | undefined;
-    for (const id of openers) {
-      const live = this.#live.get(id);
-      if (live === undefined) return undefined;
-      if (live.view.h0 !== h0) continue;
-      const view = live.view.entries;
-      if (view.length > 0 && matchLength(view, incoming) === view.length && (best === undefined || view.length >= best.view.entries.length)) best = live;
-    }
-    if (best !== undefined) {
-      this.#live.delete(best.id);
-      this.#live.set(best.id, best);
-    }
-    return best;
-  }
-
-  /** Among the sessions an explicit id named, the one sharing the longest prefix (latest on ties). */
-  #longestIn(named: readonly string[], req: Incoming, incoming: readonly IncomingMessage[]): string | undefined {
-    const h0 = chainStart(req.system, req.tools);
-    const hashes = chainHashes(h0, incoming.map((m) => m.canonical));
-    let best: string | undefined;
-    let bestLen = -1;
-    for (const id of named) {
-      const len = this.#index.matchLength(id, hashes);
-      if (len >= bestLen) {
-        best = id;
-        bestLen = len;
-      }
-    }
-    return best;
-  }
-
-  async #start(req: Incoming, parent: { session: LiveSession; atSeq: number } | undefined): Promise<Turn> {
+  async #start(req: Incoming, canon: readonly IncomingMessage[], parent: { session: LiveSession; plan: Extract<Plan, { kind: 'fork' }> | undefined } | undefined): Promise<Turn> {
     const id = this.#newId();
     const log = await this.#store.open(id, { create: true });
-    const session = this.#adopt(id, log);
+    const session = new LiveSession(id, log, this.#now().getTime());
+    this.#live.add(session);
     session.users++;
-    const release = await this.#lock(session);
+    const turn = this.#turn(session, { kind: 'new' }, await session.queue.acquire());
     session.inFlightFrom = 0;
-    const turn = this.#turn(session, { kind: 'new' }, release);
-    if (parent === undefined) {
-      turn.append({ type: 'session.start', recipe: req.recipe, ids: req.explicitId === undefined ? [] : [req.explicitId] });
-      this.#appendConversation(turn, req, 0);
-    } else {
-      // The fork's log opens with the parent's events before the divergence, unchanged, so its
-      // requests share the parent's prefix bytes (and their cache).
-      // A parent loaded from a start point holds only the events from there: read it whole.
-      const parentEvents = parent.session.loadedFrom === undefined ? parent.session.log.events : (await readLog(parent.session.log.file)).events;
-      for (const e of parentEvents) {
-        if (e.seq >= parent.atSeq) break;
-        const { seq: _seq, ts: _ts, ...body } = e;
-        const copy = e.type === 'session.start'
-          ? { ...(body as EventBody & { type: 'session.start' }), ids: req.explicitId === undefined ? [] : [req.explicitId], parent: { session: parent.session.id, seq: parent.atSeq } }
-          : body;
-        turn.append(copy as EventBody);
+    const ids = req.explicitId === undefined ? [] : [req.explicitId];
+    await this.#appendOrReleaseAsync(turn, async () => {
+      const fork = parent?.plan;
+      if (parent === undefined || fork === undefined) {
+        const lineage = parent === undefined ? {} : { lineage: parent.session.lineage };
+        turn.append({ type: 'session.start', recipe: req.recipe, ids, ...lineage });
+        this.#appendConversation(turn, req, 0);
+      } else {
+        await this.#copyParent(turn, parent.session, fork.atSeq, ids);
+        session.inFlightFrom = session.view.entries.length;
+        // The fork holds the parent's entries before the divergence, which the request repeats: an
+        // append. Were the fold to disagree, the request's own history wins (explicit: no fork).
+        const plan = planRequest(session.view.entries, canon, { explicit: true, clientDrops: 'follow' });
+        if (plan.kind === 'rewrite') turn.append({ type: 'client.rewrite', from_seq: plan.fromSeq, reason: 'fork' });
+        this.#appendConversation(turn, req, plan.from);
       }
-      session.inFlightFrom = session.view.entries.length;
-      // The fork holds the parent's entries before the divergence, which the request repeats: an
-      // append. Were the fold to disagree, the request's own history wins (explicit: no fork).
-      const canon = req.messages.map((m) => new IncomingMessage(m));
-      const plan = planRequest(session.view.entries, canon, { explicit: true, clientDrops: 'follow' });
-      if (plan.kind === 'rewrite') turn.append({ type: 'client.rewrite', from_seq: plan.fromSeq, reason: 'fork' });
-      this.#appendConversation(turn, req, plan.from);
-    }
-    if (req.explicitId !== undefined) this.#nameSession(req.explicitId, id);
+    });
+    if (req.explicitId !== undefined) this.#locator.name(req.explicitId, id);
     return turn;
   }
 
-  #fork(parent: LiveSession, plan: Extract<Plan, { kind: 'fork' }>, req: Incoming): Promise<Turn> {
-    return this.#start(req, { session: parent, atSeq: plan.atSeq });
+  async #copyParent(turn: Turn, parent: LiveSession, atSeq: number, ids: string[]): Promise<void> {
+    // A parent loaded from a start point holds only the events from there: read it whole.
+    const events = parent.loadedFrom === undefined ? parent.log.events : (await readLog(parent.log.file)).events;
+    for (const e of events) {
+      if (e.seq >= atSeq) break;
+      const { seq: _seq, ts: _ts, ...body } = e;
+      const copy = e.type === 'session.start'
+        ? { ...(body as EventBody & { type: 'session.start' }), ids, parent: { session: parent.id, seq: atSeq }, lineage: parent.lineage }
+        : body;
+      turn.append(copy as EventBody);
+    }
   }
 
   /** Write what the request adds: a changed system prompt or catalog, then its new messages. */
@@ -290,100 +222,70 @@ export class SessionManager {
     if (req.system !== undefined && req.system !== session.view.system) {
       turn.append({ type: 'client.msg', msg: { role: 'system', content: req.system }, head: true });
     }
-    const canonical = catalogCanonical(req.tools);
-    if (canonical !== session.catalogCanonical) {
+    if (catalogCanonical(req.tools) !== session.catalogCanonical) {
       turn.append({ type: 'catalog', tools: mergeCatalog(session.view.tools, req.tools) });
-      session.catalogCanonical = canonical;
     }
     for (const msg of req.messages.slice(from)) turn.append({ type: 'client.msg', msg: restoreReply(session.view, msg) });
     // Index now, not at release: a concurrent request extending the same prefix must find this
     // session (and fork from it) rather than start a session of its own.
-    this.#indexView(session.id, session.view);
+    this.#locator.indexLive(session.id, session.view);
   }
 
-  #turn(session: LiveSession, plan: Turn['plan'], release: () => void): Turn {
-    let released = false;
-    const appended: LogEvent[] = [];
-    return {
-      session,
-      plan,
-      appended,
-      append: <B extends EventBody>(body: B) => {
-        const event = session.log.append(body, this.#now().toISOString()) as unknown as B & { seq: number; ts: string };
-        appended.push(event as LogEvent);
-        session.tracker.apply(event as LogEvent, session.log.offsetOf(event.seq) ?? 0);
-        session.window.apply(event as LogEvent);
-        session.view.apply(event as LogEvent);
-        session.lastActive = this.#now().getTime();
-        return event;
-      },
-      abandon: () => {
-        if (!released) session.inFlightFrom = undefined;
-      },
-      release: () => {
-        if (released) return;
-        released = true;
-        session.users--;
-        session.inFlightFrom = undefined;
-        this.#indexView(session.id, session.view);
-        this.#lastActive.set(session.id, session.lastActive);
-        release();
-        this.#evict();
-      },
-    };
+  #appendOrRelease(turn: Turn, append: () => void): void {
+    try {
+      append();
+    } catch (err) {
+      turn.release();
+      throw err;
+    }
   }
 
-  async #lock(session: LiveSession): Promise<() => void> {
-    let release!: () => void;
-    const mine = new Promise<void>((resolve) => (release = resolve));
-    const previous = session.tail;
-    session.tail = previous.then(() => mine);
-    await previous;
-    return release;
+  async #appendOrReleaseAsync(turn: Turn, append: () => Promise<void>): Promise<void> {
+    try {
+      await append();
+    } catch (err) {
+      turn.release();
+      throw err;
+    }
+  }
+
+  #turn(session: LiveSession, plan: Turn['plan'], unlock: () => void): Turn {
+    return new Turn(session, plan, { now: this.#now, unlock, onRelease: (s) => this.#afterRelease(s) });
+  }
+
+  #afterRelease(session: LiveSession): void {
+    if (session.users > 0) return;
+    // A log whose write failed is closed and read back on the next request: the file, repaired
+    // on open, says what was really written.
+    if (session.log.writeError !== undefined) {
+      this.#live.remove(session);
+      this.#leave(session);
+      return;
+    }
+    this.#locator.indexLive(session.id, session.view);
+    this.#live.released(session);
+  }
+
+  /** The live session, loaded if need be; a log that cannot be read is set aside and undefined returned. */
+  async #loadOrForget(id: string): Promise<LiveSession | undefined> {
+    try {
+      return await this.#load(id);
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      if ((err as { code?: string }).code === 'log_locked') throw err;
+      this.#damaged.set(id, reason);
+      this.#locator.forget(id, undefined);
+      this.#warn(`session ${id} set aside: its log cannot be read (${reason}); the request starts a new session`);
+      return undefined;
+    }
   }
 
   async #load(id: string): Promise<LiveSession> {
     const live = this.#live.get(id);
-    if (live !== undefined) {
-      this.#live.delete(id);
-      this.#live.set(id, live);
-      return live;
-    }
+    if (live !== undefined) return live;
     const pending = this.#loading.get(id);
     if (pending !== undefined) return pending;
-    const loading = (async () => {
-      await this.#closing.get(id);
-      // Read from the saved start point when there is one: the carried events, then the log
-      // from the start on. The window built from them is the window built from every event.
-      const point = await this.#savedPoint(id);
-      const carried = point === undefined ? [] : await this.#readCarried(id, point);
-      const usable = point !== undefined && carried !== undefined;
-      const log = await this.#store.open(id, usable ? { create: false, fromOffset: point.start.offset } : { create: false });
-      if (usable && log.events[0]?.seq !== point.start.seq) {
-        await log.close();
-        throw new Error(`${this.#store.indexFile(id)}: the start point names seq ${point.start.seq}, the log has ${log.events[0]?.seq ?? 'nothing'} there`);
-      }
-      const session = this.#adopt(id, log);
-      session.loadedFrom = usable ? point : undefined;
-      const fold = (e: LogEvent, offset: number) => {
-        session.tracker.apply(e, offset);
-        session.window.apply(e);
-        session.view.apply(e);
-        if (e.type === 'session.start') session.explicitIds.push(...e.ids);
-      };
-      if (usable) carried.forEach((e, i) => fold(e, point.carried[i]!.offset));
-      // The last request is rebuilt on the way (cache-break attribution compares with it).
-      const lastReq = log.events.findLast((e) => e.type === 'llm.req');
-      for (const e of log.events) {
-        if (e === lastReq && e.type === 'llm.req') {
-          session.previousRequest = session.window.build({ route: e.route, model: e.model, origin: e.origin, params: e.params }).request;
-        }
-        if (e.type === 'llm.resp' && e.aborted !== true) session.previousPrompt = e.reply.usage?.prompt_tokens;
-        fold(e, log.offsetOf(e.seq) ?? 0);
-      }
-      session.catalogCanonical = catalogCanonical(session.view.tools);
-      return session;
-    })();
+    const loading = this.#read(id);
     this.#loading.set(id, loading);
     try {
       return await loading;
@@ -392,12 +294,37 @@ export class SessionManager {
     }
   }
 
-  async #savedPoint(id: string): Promise<StartPoint | undefined> {
+  /**
+   * Read a session back, from its saved start point when there is one: the carried events, then
+   * the log from the start on. The window built from them is the window built from every event.
+   */
+  async #read(id: string): Promise<LiveSession> {
+    await this.#closing.get(id);
+    const point = await this.#files.point(id);
+    const carried = point === undefined ? undefined : await this.#readCarried(id, point);
+    const usable = point !== undefined && carried !== undefined;
+    const log = await this.#store.open(id, usable ? { create: false, fromOffset: point.start.offset } : { create: false });
     try {
-      const index = await this.#store.readIndex<SessionIndex>(id);
-      return index?.version === 1 && index.point.start.seq > 1 ? index.point : undefined;
-    } catch {
-      return undefined; // an unreadable index only costs a whole read
+      if (usable && log.events[0]?.seq !== point.start.seq) {
+        throw new Error(`${this.#store.indexFile(id)}: the start point names seq ${point.start.seq}, the log has ${log.events[0]?.seq ?? 'nothing'} there`);
+      }
+      const session = new LiveSession(id, log, this.#now().getTime());
+      session.loadedFrom = usable ? point : undefined;
+      if (usable) carried.forEach((e, i) => session.fold(e, point.carried[i]!.offset));
+      // The last request is rebuilt on the way (cache-break attribution compares with it).
+      const lastReq = log.events.findLast((e) => e.type === 'llm.req');
+      for (const e of log.events) {
+        if (e === lastReq && e.type === 'llm.req') {
+          session.previousRequest = session.window.build({ route: e.route, model: e.model, origin: e.origin, params: e.params }).request;
+        }
+        session.fold(e, log.offsetOf(e.seq) ?? 0);
+      }
+      this.#live.add(session);
+      this.#locator.indexLive(id, session.view);
+      return session;
+    } catch (err) {
+      await log.close().catch(() => undefined);
+      throw err;
     }
   }
 
@@ -411,48 +338,23 @@ export class SessionManager {
     }
   }
 
-  /** Save where the session's next load may start, then close its log. */
-  async #saveAndClose(s: LiveSession): Promise<void> {
-    await s.log.sync();
-    const tracked = s.tracker.point;
-    const point = tracked !== undefined && (s.loadedFrom === undefined || tracked.start.seq > s.loadedFrom.start.seq) ? tracked : s.loadedFrom;
-    if (point !== undefined && point.start.seq > 1) await this.#store.writeIndex(s.id, { version: 1, point } satisfies SessionIndex);
-    await s.log.close();
-  }
-
-  #adopt(id: string, log: SessionLog): LiveSession {
-    const session: LiveSession = {
-      id, log, window: new WindowState(), view: new ClientView(), explicitIds: [],
-      catalogCanonical: catalogCanonical([]), inFlightFrom: undefined, users: 0, lastActive: this.#now().getTime(), tail: Promise.resolve(),
-      previousRequest: undefined, previousPrompt: undefined, tracker: new StartTracker(), loadedFrom: undefined,
-    };
-    this.#live.set(id, session);
-    return session;
-  }
-
-  /** Close idle sessions beyond the limit, least recently used first. */
-  #evict(): void {
-    for (const s of this.#live.values()) {
-      if (this.#live.size <= this.#maxLive) return;
-      if (s.users === 0) this.#retire(s);
-    }
-  }
-
-  /** Take a session out of memory; its next request may come before the close is done: #load waits for it. */
-  #retire(s: LiveSession): void {
-    this.#live.delete(s.id);
+  /** A session leaves memory: its bounded entry stays with the locator, its log closes. */
+  #leave(s: LiveSession): void {
+    this.#locator.store(entryOf(s.id, s.view, s.explicitIds, s.lineage, s.lastActive), s.view);
     const closing = this.#saveAndClose(s).catch(() => undefined).finally(() => this.#closing.delete(s.id));
     this.#closing.set(s.id, closing);
   }
 
-  #indexView(id: string, view: ClientView): void {
-    this.#index.index(id, view);
-  }
-
-  #nameSession(explicitId: string, id: string): void {
-    const list = this.#explicit.get(explicitId) ?? [];
-    if (!list.includes(id)) list.push(id);
-    this.#explicit.set(explicitId, list);
+  /** Save where the session's next load may start and what locates it, then close its log. */
+  async #saveAndClose(s: LiveSession): Promise<void> {
+    try {
+      await s.log.sync();
+      const tracked = s.tracker.point;
+      const point = tracked !== undefined && (s.loadedFrom === undefined || tracked.start.seq > s.loadedFrom.start.seq) ? tracked : s.loadedFrom;
+      await this.#files.save(s.id, s.log.size, point, entryOf(s.id, s.view, s.explicitIds, s.lineage, s.lastActive));
+    } finally {
+      await s.log.close();
+    }
   }
 
   #newId(): string {
@@ -460,16 +362,13 @@ export class SessionManager {
     return `${stamp}-${randomBytes(4).toString('hex')}`;
   }
 
-  /** Close every live session (flushing its log). */
+  /** Close every live session (flushing its log and saving what locates it). */
   async close(): Promise<void> {
     if (this.#sweeper !== undefined) clearInterval(this.#sweeper);
-    await Promise.all([...this.#live.values()].map((s) => this.#saveAndClose(s)));
+    const live = this.#live.values();
+    for (const s of live) this.#live.remove(s);
+    await Promise.all(live.map((s) => this.#saveAndClose(s).catch(() => undefined)));
     await Promise.all(this.#closing.values());
-    this.#live.clear();
-  }
-
-  sessionIds(): string[] {
-    return [...this.#lastActive.keys()];
   }
 }
 
@@ -480,3 +379,5 @@ export class SessionManager {
 function isSideRequest(plan: Plan, req: Incoming, session: LiveSession): boolean {
   return req.explicitId !== undefined && plan.kind === 'rewrite' && plan.from === 0 && session.view.system !== undefined && req.system !== session.view.system;
 }
+
+export type { SessionLog };

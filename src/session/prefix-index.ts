@@ -48,11 +48,16 @@ export class PrefixIndex {
    * rather than forking yet another session; the most recently indexed on ties.
    */
   longest(hashes: readonly string[]): string | undefined {
+    return this.longestHit(hashes)?.session;
+  }
+
+  /** As `longest`, with the length of the prefix shared. */
+  longestHit(hashes: readonly string[]): { session: string; length: number } | undefined {
     for (let i = hashes.length - 1; i >= 0; i--) {
       const hits = this.#prefix.get(hashes[i]!)?.filter((h) => h.pos === i + 1);
       if (hits === undefined || hits.length === 0) continue;
       const whole = hits.filter((h) => this.#viewLength.get(h.session) === i + 1);
-      return (whole.length > 0 ? whole : hits).at(-1)!.session;
+      return { session: (whole.length > 0 ? whole : hits).at(-1)!.session, length: i + 1 };
     }
     return undefined;
   }
@@ -73,6 +78,29 @@ export class PrefixIndex {
     const hits = this.#prefix.get(h1)?.filter((h) => h.pos === 1);
     if (hits === undefined || hits.length === 0 || hits.length >= MAX_PER_PREFIX) return undefined;
     return hits.map((h) => h.session);
+  }
+
+  /** Forget a session's prefixes (it left memory); its latest reply stays, bounded at one per session. */
+  remove(id: string, hashes: readonly string[]): void {
+    for (const h of hashes) {
+      const list = this.#prefix.get(h);
+      if (list === undefined) continue;
+      const rest = list.filter((hit) => hit.session !== id);
+      if (rest.length === 0) this.#prefix.delete(h);
+      else if (rest.length !== list.length) this.#prefix.set(h, rest);
+    }
+    this.#viewLength.delete(id);
+  }
+
+  /** Forget a session entirely (its log is unreadable). */
+  forget(id: string, hashes: readonly string[]): void {
+    this.remove(id, hashes);
+    for (const [fp, session] of this.#latestReply) if (session === id) this.#latestReply.delete(fp);
+  }
+
+  /** Record a stored session's latest reply (read from its saved entry). */
+  rememberReply(fingerprint: string, id: string): void {
+    this.#latestReply.set(fingerprint, id);
   }
 
   /** The session whose latest reply has this fingerprint. */

@@ -11,8 +11,11 @@ const MAX_REPLIES = 4096;
 
 export interface ViewEntry {
   seq: number;
+  /** The message as the log holds it (redacted). */
   msg: NeutralMessage;
   canonical: string;
+  /** The client's own copy, once it matched this entry without being identical (see incoming.ts). */
+  sent?: NeutralMessage;
 }
 
 export class ClientView {

@@ -20,6 +20,8 @@ describe('loadConfig', () => {
       idHeaders: ['x-session-id', 'x-session-affinity', 'session_id', 'session-id', 'goose-session-id', 'x-claude-code-session-id'],
       idBodyFields: ['session_id', 'prompt_cache_key'],
       idleMinutes: 30,
+      maxLive: 256,
+      maxLiveMb: 512,
     });
     expect(config.sessions.idHeaders).toEqual(DEFAULT_ID_HEADERS);
     expect(Object.keys(config.providers)).toEqual(['sim']);

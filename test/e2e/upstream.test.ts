@@ -94,7 +94,7 @@ describe('other routes', () => {
   it('GET /healthz', async () => {
     const res = await fetch(`${w.proxy.url}/healthz`);
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: 'ok' });
+    expect(await res.json()).toEqual({ status: 'ok', damaged_sessions: 0 });
   });
 
   it('GET /metrics has proxy_requests_total by status, the errors included', async () => {

@@ -65,13 +65,13 @@ describe('loading a session from its start point', () => {
     const file = store.file(compacted.turn.session.id);
     const all = (await readLog(file)).events;
     // The session left memory after its request; its start point is saved as it closes.
-    let index: { point: { start: { seq: number } } } | undefined;
-    for (let i = 0; i < 200 && index === undefined; i++) {
+    let index: { point?: { start: { seq: number } } } | undefined;
+    for (let i = 0; i < 200 && index?.point === undefined; i++) {
       index = await store.readIndex(compacted.turn.session.id);
-      if (index === undefined) await new Promise((r) => setTimeout(r, 10));
+      if (index?.point === undefined) await new Promise((r) => setTimeout(r, 10));
     }
     const rewrite = all.find((e): e is EventOf<'client.rewrite'> => e.type === 'client.rewrite')!;
-    expect(index?.point.start.seq).toBe(rewrite.seq);
+    expect(index?.point?.start.seq).toBe(rewrite.seq);
 
     // The next request loads the session from the saved point.
     const turn = await manager.begin({ explicitId: 'agent-1', system: 'sys', tools: [], messages: history, recipe: RECIPE });

@@ -1,0 +1,164 @@
+/**
+ * Which session a request belongs to (docs/architecture.md 5). Live sessions are found by every
+ * prefix of their view (chain hashes, PrefixIndex); a session that left memory leaves a bounded
+ * entry: its explicit ids, the chain hash of its whole view (its tip), its latest reply. A request
+ * that extends a stored session whole, names it, or still holds its latest reply finds it; a fork
+ * from the middle of a stored session starts a session of its own. Pure.
+ */
+import { chainHashes } from './fingerprint.js';
+import { matchLength, type IncomingMessage } from './incoming.js';
+import { PrefixIndex } from './prefix-index.js';
+import type { ClientView } from './view.js';
+
+/** What locates a session that is not in memory; saved beside its log. */
+export interface StoredEntry {
+  id: string;
+  /** Chain hash of the session's whole client view (h0 when the view is empty). */
+  tip: string;
+  /** View entries the tip covers. */
+  length: number;
+  latestReply?: string;
+  ids: string[];
+  lineage: string;
+  /** Milliseconds since the epoch. */
+  lastActive: number;
+}
+
+export interface Lookup {
+  explicitId: string | undefined;
+  h0: string;
+  incoming: readonly IncomingMessage[];
+}
+
+export class Locator {
+  readonly #index = new PrefixIndex();
+  /** Explicit id -> sessions it named, most recent last. */
+  readonly #explicit = new Map<string, string[]>();
+  /** Stored (not live) sessions: id -> entry, and tip -> id. */
+  readonly #stored = new Map<string, StoredEntry>();
+  readonly #byTip = new Map<string, string>();
+
+  get storedCount(): number {
+    return this.#stored.size;
+  }
+
+  /** Every session known, live or stored. */
+  *ids(live: Iterable<string>): Iterable<string> {
+    yield* this.#stored.keys();
+    for (const id of live) if (!this.#stored.has(id)) yield id;
+  }
+
+  stored(id: string): StoredEntry | undefined {
+    return this.#stored.get(id);
+  }
+
+  /**
+   * The session for a request, or undefined for a new one. `live` gives a live session's view.
+   * The common case (a live session whose whole view the request extends) costs no hashing.
+   */
+  find(req: Lookup, live: (id: string) => ClientView | undefined): string | undefined {
+    if (req.explicitId !== undefined) {
+      const named = this.#explicit.get(req.explicitId);
+      if (named === undefined || named.length === 0) return undefined;
+      return named.length === 1 ? named[0] : this.#longestIn(named, req, live);
+    }
+    const quick = this.#extendedLive(req, live);
+    if (quick !== undefined) return quick;
+    const hashes = chainHashes(req.h0, req.incoming.map((m) => m.canonical));
+    const best = this.#index.longestHit(hashes);
+    // A stored session whose whole view the request extends, if it is longer than any live match.
+    for (let i = hashes.length - 1; i >= (best?.length ?? 0); i--) {
+      const id = this.#byTip.get(hashes[i]!);
+      if (id !== undefined) return id;
+    }
+    if (best !== undefined) return best.session;
+    for (let i = req.incoming.length - 1; i >= 0; i--) {
+      const fp = req.incoming[i]!.fp;
+      const hit = fp === undefined ? undefined : this.#index.byLatestReply(fp);
+      if (hit !== undefined) return hit;
+    }
+    return undefined;
+  }
+
+  /** A live session's view changed: index every prefix of it. */
+  indexLive(id: string, view: ClientView): void {
+    this.#dropStored(id);
+    this.#index.index(id, view);
+  }
+
+  /** A live session left memory: keep only its bounded entry. */
+  store(entry: StoredEntry, view: ClientView | undefined): void {
+    if (view !== undefined) this.#index.remove(entry.id, view.hashes());
+    this.#dropStored(entry.id);
+    this.#stored.set(entry.id, entry);
+    this.#byTip.set(entry.tip, entry.id);
+    if (entry.latestReply !== undefined) this.#index.rememberReply(entry.latestReply, entry.id);
+    for (const x of entry.ids) this.name(x, entry.id);
+  }
+
+  /** A session whose log cannot be read: requests no longer find it. */
+  forget(id: string, view: ClientView | undefined): void {
+    this.#index.forget(id, view?.hashes() ?? []);
+    this.#dropStored(id);
+    for (const [name, list] of this.#explicit) {
+      const rest = list.filter((x) => x !== id);
+      if (rest.length === 0) this.#explicit.delete(name);
+      else if (rest.length !== list.length) this.#explicit.set(name, rest);
+    }
+  }
+
+  name(explicitId: string, id: string): void {
+    const list = this.#explicit.get(explicitId) ?? [];
+    if (!list.includes(id)) list.push(id);
+    this.#explicit.set(explicitId, list);
+  }
+
+  #dropStored(id: string): void {
+    const entry = this.#stored.get(id);
+    if (entry === undefined) return;
+    this.#stored.delete(id);
+    if (this.#byTip.get(entry.tip) === id) this.#byTip.delete(entry.tip);
+  }
+
+  /**
+   * A live session that opened like the request (its first chain hash) and whose whole view the
+   * request extends. Undefined when the live sessions alone cannot decide.
+   */
+  #extendedLive(req: Lookup, live: (id: string) => ClientView | undefined): string | undefined {
+    if (req.incoming.length === 0) return undefined;
+    const openers = this.#index.openedWith(chainHashes(req.h0, [req.incoming[0]!.canonical])[0]!);
+    if (openers === undefined) return undefined;
+    let best: { id: string; length: number } | undefined;
+    for (const id of openers) {
+      const view = live(id);
+      if (view === undefined) return undefined;
+      if (view.h0 !== req.h0) continue;
+      const n = view.entries.length;
+      if (n > 0 && matchLength(view.entries, req.incoming) === n && (best === undefined || n >= best.length)) best = { id, length: n };
+    }
+    return best?.id;
+  }
+
+  /** Among the sessions an explicit id named, the one sharing the longest prefix (latest on ties). */
+  #longestIn(named: readonly string[], req: Lookup, live: (id: string) => ClientView | undefined): string | undefined {
+    let hashes: string[] | undefined;
+    let best: string | undefined;
+    let bestLen = -1;
+    for (const id of named) {
+      const view = live(id);
+      let len: number;
+      if (view !== undefined) {
+        len = matchLength(view.entries, req.incoming);
+      } else {
+        const entry = this.#stored.get(id);
+        hashes ??= chainHashes(req.h0, req.incoming.map((m) => m.canonical));
+        len = entry !== undefined && entry.length > 0 && hashes[entry.length - 1] === entry.tip ? entry.length : 0;
+      }
+      if (len >= bestLen) {
+        best = id;
+        bestLen = len;
+      }
+    }
+    return best;
+  }
+}

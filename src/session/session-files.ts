@@ -1,0 +1,130 @@
+/**
+ * What the session room keeps beside each log (`<id>.idx.json`): where the next load may start
+ * reading (the start tracker's point) and the bounded entry that locates the session, with the
+ * log's size when it was written. Startup reads these, not the logs: a log is read whole only
+ * when its entry is missing or older than the log (the proxy stopped without writing it).
+ */
+import { stat } from 'node:fs/promises';
+import { ProxyError } from '../core/errors.js';
+import type { LogStore } from '../log/store.js';
+import { readLog } from '../log/reader.js';
+import type { StartPoint } from '../window/index.js';
+import type { StoredEntry } from './locator.js';
+import { ClientView } from './view.js';
+
+interface Sidecar {
+  version: 2;
+  /** The log's byte length when this was written: the entry is current while the log has it. */
+  log_size: number;
+  point?: StartPoint;
+  entry: StoredEntry;
+}
+
+/** Version 1 held only the point. */
+interface SidecarV1 {
+  version: 1;
+  point: StartPoint;
+}
+
+export interface Damaged {
+  id: string;
+  reason: string;
+}
+
+/** Sidecars read in parallel at startup; enough to keep the disk busy, few enough file handles. */
+const PARALLEL = 64;
+
+export class SessionFiles {
+  readonly #store: LogStore;
+
+  constructor(store: LogStore) {
+    this.#store = store;
+  }
+
+  /** Every stored session's entry; a log that cannot be read is named in `damaged` and skipped. */
+  async scan(): Promise<{ entries: StoredEntry[]; damaged: Damaged[]; read: number }> {
+    const ids = await this.#store.listSessions();
+    const entries: StoredEntry[] = [];
+    const damaged: Damaged[] = [];
+    let read = 0;
+    let next = 0;
+    const worker = async () => {
+      while (next < ids.length) {
+        const id = ids[next++]!;
+        try {
+          const current = await this.#current(id);
+          if (current !== undefined) {
+            entries.push(current);
+            continue;
+          }
+          read++;
+          const { entry, size } = await this.#fromLog(id);
+          entries.push(entry);
+          // Written now, so the next start reads the entry instead of the log.
+          await this.save(id, size, await this.point(id), entry).catch(() => undefined);
+        } catch (err) {
+          damaged.push({ id, reason: err instanceof Error ? err.message : String(err) });
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(PARALLEL, ids.length) }, worker));
+    return { entries, damaged, read };
+  }
+
+  /** The saved start point, if it fits a log of this session (undefined: read the log whole). */
+  async point(id: string): Promise<StartPoint | undefined> {
+    try {
+      const saved = await this.#store.readIndex<Sidecar | SidecarV1>(id);
+      const point = saved?.version === 1 || saved?.version === 2 ? saved.point : undefined;
+      return point !== undefined && point.start.seq > 1 ? point : undefined;
+    } catch {
+      return undefined; // an unreadable sidecar only costs a whole read
+    }
+  }
+
+  /** Written by the lock holder as the session leaves memory, after its log is synced. */
+  async save(id: string, logSize: number, point: StartPoint | undefined, entry: StoredEntry): Promise<void> {
+    const sidecar: Sidecar = { version: 2, log_size: logSize, entry, ...(point !== undefined && point.start.seq > 1 ? { point } : {}) };
+    await this.#store.writeIndex(id, sidecar);
+  }
+
+  async #current(id: string): Promise<StoredEntry | undefined> {
+    let saved: Sidecar | SidecarV1 | undefined;
+    try {
+      saved = await this.#store.readIndex<Sidecar | SidecarV1>(id);
+    } catch {
+      return undefined;
+    }
+    if (saved?.version !== 2 || saved.entry?.id !== id) return undefined;
+    const size = (await stat(this.#store.file(id))).size;
+    return size === saved.log_size ? saved.entry : undefined;
+  }
+
+  /** The entry folded from the whole log (a log with no entry, or a newer one). */
+  async #fromLog(id: string): Promise<{ entry: StoredEntry; size: number }> {
+    const { events, torn, end } = await readLog(this.#store.file(id));
+    if (events.length === 0 && torn !== undefined) throw new ProxyError('log_malformed', { file: this.#store.file(id), line: 1, detail: 'no complete event' });
+    const view = new ClientView();
+    const ids: string[] = [];
+    let lineage = id;
+    for (const e of events) {
+      view.apply(e);
+      if (e.type === 'session.start') {
+        ids.push(...e.ids);
+        lineage = e.lineage ?? e.parent?.session ?? id;
+      }
+    }
+    // A torn tail is cut when the session is next opened; until then the entry names the size before it.
+    return { entry: entryOf(id, view, ids, lineage, Date.parse(events.at(-1)?.ts ?? '') || 0), size: torn === undefined ? end : -1 };
+  }
+}
+
+/** The bounded entry a session leaves behind. */
+export function entryOf(id: string, view: ClientView, ids: readonly string[], lineage: string, lastActive: number): StoredEntry {
+  const hashes = view.hashes();
+  const latestReply = view.latestReply();
+  return {
+    id, tip: hashes.at(-1) ?? view.h0, length: hashes.length, ids: [...ids], lineage, lastActive,
+    ...(latestReply === undefined ? {} : { latestReply }),
+  };
+}
