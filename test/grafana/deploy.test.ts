@@ -117,7 +117,7 @@ describe('prometheus.yml and docker-compose.yml', () => {
   it('promtool accepts prometheus.yml, which scrapes the compose proxy on 8787', () => {
     const r = spawnSync('promtool', ['check', 'config', join(ROOT, 'prometheus.yml')], { encoding: 'utf8' });
     if (r.error !== undefined) {
-      throw new Error(`promtool is not installed (${r.error.message}): apt-get install -y prometheus (CI's .ci/run installs it)`);
+      throw new Error(`promtool is not installed (${r.error.message}): apt-get install -y prometheus (npm test's pretest, scripts/test-servers.sh, does)`);
     }
     expect(r.status, r.stdout + r.stderr).toBe(0);
     expect(readFileSync(join(ROOT, 'prometheus.yml'), 'utf8')).toMatch(/targets: \["proxy:8787"\]/);

@@ -3,8 +3,8 @@
  * the simulator and the proxy on port 0 serve an agent trace (official `openai` client), plus
  * requests that make the rarer series exist (an upstream 500, cache writes from a fake upstream);
  * Prometheus scrapes /metrics every second; each expression must parse and return data.
- * Prometheus must be installed (`apt-get install -y prometheus`; CI's .ci/run does it): without
- * it this file fails, it does not skip.
+ * Prometheus must be installed (Debian's `prometheus` package; `npm test` installs it first, see
+ * scripts/test-servers.sh): without it this file fails, it does not skip.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -55,7 +55,7 @@ async function until(what: string, check: () => Promise<boolean>, ms: number): P
 beforeAll(async () => {
   const version = spawnSync('prometheus', ['--version'], { encoding: 'utf8' });
   if (version.error !== undefined) {
-    throw new Error(`prometheus is not on PATH (${version.error.message}). Install it: apt-get install -y prometheus (CI's .ci/run does).`);
+    throw new Error(`prometheus is not on PATH (${version.error.message}). Install it: apt-get install -y prometheus (npm test's pretest, scripts/test-servers.sh, does).`);
   }
   dir = mkdtempSync(join(tmpdir(), 'pp-prom-'));
   writer = await startCacheWriter();
