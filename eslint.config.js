@@ -10,8 +10,8 @@ const ioModules = [
 
 const rooms = ['core', 'config', 'log', 'session', 'window', 'cache-hints', 'dialects', 'metrics', 'proxy', 'sim', 'cli'];
 
-const pure = (room, allowed) => ({
-  files: [`src/${room}/**/*.ts`],
+const pure = (room, allowed, files = [`src/${room}/**/*.ts`]) => ({
+  files,
   rules: {
     'no-restricted-imports': ['error', {
       paths: ioModules.map((name) => ({ name, message: `src/${room} is pure: no I/O (docs/architecture.md section 2).` })),
@@ -49,4 +49,8 @@ export default tseslint.config(
   pure('window', ['core']),
   pure('dialects', ['core', 'dialects', 'cache-hints']),
   pure('cache-hints', ['core', 'config']),
+  // The session room's pure parts: locating a session, planning what a request does, its view.
+  pure('session', ['core', 'log', 'window', 'session'], [
+    'additions', 'fingerprint', 'incoming', 'locator', 'plan', 'prefix-index', 'retry', 'view',
+  ].map((f) => `src/session/${f}.ts`)),
 );
