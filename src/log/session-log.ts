@@ -44,6 +44,10 @@ export class SessionLog {
   readonly #onRedact: RedactionListener | undefined;
   readonly #onClose: () => void;
   #lastSeq: number;
+  /** Seq of `#offsets[0]`. */
+  readonly #firstSeq: number;
+  /** Whether events are kept in memory (see `release`). */
+  #retain = true;
   #closing: Promise<void> | undefined;
 
   /** Use `LogStore.open`. */
@@ -56,6 +60,7 @@ export class SessionLog {
     this.#fh = parts.fh;
     this.#lock = parts.lock;
     this.#lastSeq = parts.lastSeq;
+    this.#firstSeq = parts.events[0]?.seq ?? parts.lastSeq + 1;
     this.#onRedact = parts.onRedact;
     this.#onClose = parts.onClose;
     this.#writer = new GroupCommitWriter(parts.fh, parts.size);
@@ -66,7 +71,17 @@ export class SessionLog {
    * appended since, in seq order. Read-only: events are shared, not copied.
    */
   get events(): readonly LogEvent[] {
+    if (!this.#retain) throw new Error(`${this.file}: events are no longer kept in memory; read the file`);
     return this.#events;
+  }
+
+  /**
+   * Stop keeping events in memory (the owner folded them as they came): a live session then
+   * holds its conversation once, not once more as events. Offsets stay.
+   */
+  releaseEvents(): void {
+    this.#retain = false;
+    this.#events.length = 0;
   }
 
   /** Seq of the last event (appended or read); 0 for an empty log. */
@@ -100,7 +115,7 @@ export class SessionLog {
     const offset = this.#writer.end;
     this.#writer.write(Buffer.from(line, 'utf8'));
     this.#lastSeq = seq;
-    this.#events.push(event);
+    if (this.#retain) this.#events.push(event);
     this.#offsets.push(offset);
     if (hits.length > 0) this.#onRedact?.(this.id, seq, hits);
     return event;
@@ -113,9 +128,8 @@ export class SessionLog {
 
   /** Byte offset of the line holding `seq`, if this log has it in memory. */
   offsetOf(seq: number): number | undefined {
-    const first = this.#events[0]?.seq;
-    if (first === undefined || !Number.isInteger(seq)) return undefined;
-    return this.#offsets[seq - first];
+    if (!Number.isInteger(seq)) return undefined;
+    return this.#offsets[seq - this.#firstSeq];
   }
 
   /**

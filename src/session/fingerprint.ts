@@ -25,6 +25,14 @@ export function canonicalMessage(msg: NeutralMessage): string {
   }
 }
 
+/**
+ * The SHA-256 of a message's canonical text: what the view keeps and chain hashes are made of,
+ * so a session holds 64 characters per message instead of a second copy of its text.
+ */
+export function messageKey(msg: NeutralMessage): string {
+  return sha256Hex(canonicalMessage(msg));
+}
+
 /** A reply's fingerprint without its tool call ids (some clients rewrite ids). */
 export function replyFingerprint(msg: NeutralMessage): string | undefined {
   if (msg.role !== 'assistant') return undefined;
@@ -52,15 +60,15 @@ export function chainStart(system: string | undefined, tools: readonly ToolSpec[
   return sha256Hex(canonicalJson({ s: system ?? null, t: sorted }));
 }
 
-export function chainNext(previous: string, canonical: string): string {
-  return sha256Hex(previous + '\n' + canonical);
+export function chainNext(previous: string, key: string): string {
+  return sha256Hex(previous + '\n' + key);
 }
 
-/** `[h1, ..., hn]` for a list of messages after h0. */
-export function chainHashes(h0: string, canonicals: readonly string[]): string[] {
+/** `[h1, ..., hn]` for a list of messages (their keys) after h0. */
+export function chainHashes(h0: string, keys: readonly string[]): string[] {
   const out: string[] = [];
   let h = h0;
-  for (const c of canonicals) {
+  for (const c of keys) {
     h = chainNext(h, c);
     out.push(h);
   }

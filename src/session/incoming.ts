@@ -9,12 +9,12 @@
  */
 import type { NeutralMessage } from '../core/types.js';
 import { redactDeep } from '../log/redact.js';
-import { canonicalMessage, replyFingerprint } from './fingerprint.js';
+import { messageKey, replyFingerprint } from './fingerprint.js';
 
 export class IncomingMessage {
   readonly msg: NeutralMessage;
   #logged: NeutralMessage | undefined;
-  #canonical: string | undefined;
+  #key: string | undefined;
   #fp: string | null | undefined;
 
   constructor(msg: NeutralMessage) {
@@ -27,9 +27,10 @@ export class IncomingMessage {
     return this.#logged;
   }
 
-  get canonical(): string {
-    this.#canonical ??= canonicalMessage(this.logged);
-    return this.#canonical;
+  /** messageKey of the message as logged. */
+  get key(): string {
+    this.#key ??= messageKey(this.logged);
+    return this.#key;
   }
 
   get fp(): string | undefined {
@@ -41,15 +42,15 @@ export class IncomingMessage {
 /** What a view entry offers for comparison: the message as logged, and the client's own copy once seen. */
 export interface Comparable {
   msg: NeutralMessage;
-  canonical: string;
+  key: string;
   /** The client's unredacted copy, remembered after it matched once, so the next compare is a string compare. */
   sent?: NeutralMessage;
 }
 
 /** A view entry and an incoming message are the same message to the client. */
-export function sameMessage(entry: Comparable, incoming: { msg?: NeutralMessage; canonical: string }): boolean {
+export function sameMessage(entry: Comparable, incoming: { msg?: NeutralMessage; key: string }): boolean {
   if (incoming.msg !== undefined && (identical(entry.msg, incoming.msg) || (entry.sent !== undefined && identical(entry.sent, incoming.msg)))) return true;
-  if (entry.canonical !== incoming.canonical) return false;
+  if (entry.key !== incoming.key) return false;
   // The client's copy differs from the log's only by what the log removes (or by its
   // serialisation): remember it, so its next resend costs a string compare, not a redaction.
   if (incoming.msg !== undefined) entry.sent = incoming.msg;

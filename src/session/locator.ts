@@ -64,7 +64,7 @@ export class Locator {
     }
     const quick = this.#extendedLive(req, live);
     if (quick !== undefined) return quick;
-    const hashes = chainHashes(req.h0, req.incoming.map((m) => m.canonical));
+    const hashes = chainHashes(req.h0, req.incoming.map((m) => m.key));
     const best = this.#index.longestHit(hashes);
     // A stored session whose whole view the request extends, if it is longer than any live match.
     for (let i = hashes.length - 1; i >= (best?.length ?? 0); i--) {
@@ -126,7 +126,7 @@ export class Locator {
    */
   #extendedLive(req: Lookup, live: (id: string) => ClientView | undefined): string | undefined {
     if (req.incoming.length === 0) return undefined;
-    const openers = this.#index.openedWith(chainHashes(req.h0, [req.incoming[0]!.canonical])[0]!);
+    const openers = this.#index.openedWith(chainHashes(req.h0, [req.incoming[0]!.key])[0]!);
     if (openers === undefined) return undefined;
     let best: { id: string; length: number } | undefined;
     for (const id of openers) {
@@ -151,7 +151,7 @@ export class Locator {
         len = matchLength(view.entries, req.incoming);
       } else {
         const entry = this.#stored.get(id);
-        hashes ??= chainHashes(req.h0, req.incoming.map((m) => m.canonical));
+        hashes ??= chainHashes(req.h0, req.incoming.map((m) => m.key));
         len = entry !== undefined && entry.length > 0 && hashes[entry.length - 1] === entry.tip ? entry.length : 0;
       }
       if (len >= bestLen) {

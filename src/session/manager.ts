@@ -177,6 +177,7 @@ export class SessionManager {
   async #start(req: Incoming, canon: readonly IncomingMessage[], parent: { session: LiveSession; plan: Extract<Plan, { kind: 'fork' }> | undefined } | undefined): Promise<Turn> {
     const id = this.#newId();
     const log = await this.#store.open(id, { create: true });
+    log.releaseEvents();
     const session = new LiveSession(id, log, this.#now().getTime());
     this.#live.add(session);
     session.users++;
@@ -204,8 +205,9 @@ export class SessionManager {
   }
 
   async #copyParent(turn: Turn, parent: LiveSession, atSeq: number, ids: string[]): Promise<void> {
-    // A parent loaded from a start point holds only the events from there: read it whole.
-    const events = parent.loadedFrom === undefined ? parent.log.events : (await readLog(parent.log.file)).events;
+    // Live sessions keep no events in memory: the parent's log is read, once its appends are written.
+    await parent.log.sync();
+    const { events } = await readLog(parent.log.file);
     for (const e of events) {
       if (e.seq >= atSeq) break;
       const { seq: _seq, ts: _ts, ...body } = e;
@@ -319,6 +321,7 @@ export class SessionManager {
         }
         session.fold(e, log.offsetOf(e.seq) ?? 0);
       }
+      log.releaseEvents();
       this.#live.add(session);
       this.#locator.indexLive(id, session.view);
       return session;

@@ -26,9 +26,9 @@ export interface PlanContext {
   clientDrops: 'follow' | 'absorb';
 }
 
-/** An incoming message: its canonical text (and reply fingerprint), and the message itself when known. */
+/** An incoming message: its key (and reply fingerprint), and the message itself when known. */
 export interface PlanMessage {
-  readonly canonical: string;
+  readonly key: string;
   readonly fp?: string | undefined;
   readonly msg?: NeutralMessage;
 }
@@ -61,12 +61,12 @@ export function planRequest(view: readonly ViewEntry[], incoming: readonly PlanM
  * the request unchanged (a client that drops its oldest messages each request).
  */
 function droppedRun(view: readonly ViewEntry[], incoming: readonly PlanMessage[], k: number): number | undefined {
-  const first = incoming[k]?.canonical;
+  const first = incoming[k]?.key;
   if (first === undefined) return undefined;
   for (let j = k + 1; j < view.length; j++) {
-    if (view[j]!.canonical !== first) continue;
+    if (view[j]!.key !== first) continue;
     let ok = true;
-    for (let i = j; i < view.length && ok; i++) ok = incoming[k + (i - j)]?.canonical === view[i]!.canonical;
+    for (let i = j; i < view.length && ok; i++) ok = incoming[k + (i - j)]?.key === view[i]!.key;
     if (ok) return j - k;
   }
   return undefined;

@@ -5,7 +5,7 @@
  */
 import type { LogEvent } from '../core/events.js';
 import type { AssistantMessage, NeutralMessage, ToolSpec } from '../core/types.js';
-import { canonicalMessage, chainHashes, chainStart, replyFingerprint } from './fingerprint.js';
+import { messageKey, chainHashes, chainStart, replyFingerprint } from './fingerprint.js';
 
 const MAX_REPLIES = 4096;
 
@@ -13,7 +13,8 @@ export interface ViewEntry {
   seq: number;
   /** The message as the log holds it (redacted). */
   msg: NeutralMessage;
-  canonical: string;
+  /** messageKey(msg) */
+  key: string;
   /** The client's own copy, once it matched this entry without being identical (see incoming.ts). */
   sent?: NeutralMessage;
 }
@@ -79,10 +80,10 @@ export class ClientView {
 
   /** Chain hashes h1..hn of the entries. */
   hashes(): readonly string[] {
-    if (this.#hashes === undefined) this.#hashes = chainHashes(this.h0, this.entries.map((e) => e.canonical));
+    if (this.#hashes === undefined) this.#hashes = chainHashes(this.h0, this.entries.map((e) => e.key));
     else if (this.#hashes.length < this.entries.length) {
       const start = this.#hashes.at(-1) ?? this.h0;
-      this.#hashes.push(...chainHashes(start, this.entries.slice(this.#hashes.length).map((e) => e.canonical)));
+      this.#hashes.push(...chainHashes(start, this.entries.slice(this.#hashes.length).map((e) => e.key)));
     }
     return this.#hashes;
   }
@@ -103,7 +104,7 @@ export class ClientView {
   }
 
   #push(seq: number, msg: NeutralMessage): void {
-    this.entries.push({ seq, msg, canonical: canonicalMessage(msg) });
+    this.entries.push({ seq, msg, key: messageKey(msg) });
   }
 
   #invalidate(): void {

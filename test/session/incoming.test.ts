@@ -1,17 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import type { NeutralMessage } from '../../src/core/types.js';
-import { canonicalMessage } from '../../src/session/fingerprint.js';
+import { messageKey } from '../../src/session/fingerprint.js';
 import { IncomingMessage, matchLength, sameMessage } from '../../src/session/incoming.js';
 
-const entry = (msg: NeutralMessage) => ({ msg, canonical: canonicalMessage(msg) });
+const entry = (msg: NeutralMessage) => ({ msg, key: messageKey(msg) });
 
 describe('comparing incoming messages with the view', () => {
   it('decides equal strings without computing the canonical form', () => {
     class Counting extends IncomingMessage {
       reads = 0;
-      override get canonical(): string {
+      override get key(): string {
         this.reads++;
-        return super.canonical;
+        return super.key;
       }
     }
     const same = new Counting({ role: 'user', content: 'hello' });

@@ -135,7 +135,8 @@ describe('SessionManager', () => {
     const running = await m.begin(incoming([...base, u('slow')]));
     const fork = await m.begin(incoming([...base, u('fast')]));
     expect(fork.session.id).not.toBe(t1.session.id);
-    const start = fork.session.log.events[0] as EventOf<'session.start'>;
+    await fork.session.log.sync();
+    const start = (await events(fork.session.id))[0] as EventOf<'session.start'>;
     expect(start.parent).toEqual({ session: t1.session.id, seq: running.appended[0]!.seq });
     // The fork holds the parent's events before the divergence, then its own message.
     expect(fork.session.view.entries.map((e) => e.msg.content)).toEqual(['1', 'r1', 'fast']);
@@ -149,7 +150,8 @@ describe('SessionManager', () => {
     const first = await m.begin(incoming([u('same opening')]));
     const twin = await m.begin(incoming([u('same opening')]));
     expect(twin.session.id).not.toBe(first.session.id);
-    const start = twin.session.log.events[0] as EventOf<'session.start'>;
+    await twin.session.log.sync();
+    const start = (await events(twin.session.id))[0] as EventOf<'session.start'>;
     expect(start.parent).toEqual({ session: first.session.id, seq: first.appended.at(-1)!.seq + 1 });
     expect(twin.session.view.entries.map((e) => e.msg.content)).toEqual(['same opening']);
     // Both build the same request.

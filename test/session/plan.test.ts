@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { NeutralMessage } from '../../src/core/types.js';
-import { canonicalMessage, replyFingerprint } from '../../src/session/fingerprint.js';
+import { messageKey, replyFingerprint } from '../../src/session/fingerprint.js';
 import { planRequest, type PlanContext } from '../../src/session/plan.js';
 import type { ViewEntry } from '../../src/session/view.js';
 
@@ -9,11 +9,11 @@ const a = (text: string): NeutralMessage => ({ role: 'assistant', content: text 
 
 /** A view whose entries have seqs 10, 20, 30, ... */
 function view(...msgs: NeutralMessage[]): ViewEntry[] {
-  return msgs.map((msg, i) => ({ seq: (i + 1) * 10, msg, canonical: canonicalMessage(msg) }));
+  return msgs.map((msg, i) => ({ seq: (i + 1) * 10, msg, key: messageKey(msg) }));
 }
 
 function incoming(...msgs: NeutralMessage[]) {
-  return msgs.map((m) => ({ canonical: canonicalMessage(m), fp: replyFingerprint(m) }));
+  return msgs.map((m) => ({ key: messageKey(m), fp: replyFingerprint(m) }));
 }
 
 const follow: PlanContext = { explicit: false, clientDrops: 'follow' };

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { LogEvent } from '../../src/core/events.js';
 import type { NeutralMessage, NeutralReply } from '../../src/core/types.js';
 import { mergeCatalog, restoreReply } from '../../src/session/additions.js';
-import { canonicalMessage, chainHashes, chainStart, replyFingerprint } from '../../src/session/fingerprint.js';
+import { messageKey, chainHashes, chainStart, replyFingerprint } from '../../src/session/fingerprint.js';
 import { PrefixIndex } from '../../src/session/prefix-index.js';
 import { ClientView } from '../../src/session/view.js';
 
@@ -24,7 +24,7 @@ function viewOf(items: (NeutralMessage | NeutralReply)[]): ClientView {
 
 const u = (text: string): NeutralMessage => ({ role: 'user', content: text });
 const r = (text: string, thinking?: string): NeutralReply => ({ content: text, finish_reason: 'stop', ...(thinking === undefined ? {} : { thinking }) });
-const hashesOf = (msgs: NeutralMessage[]) => chainHashes(chainStart(undefined, []), msgs.map(canonicalMessage));
+const hashesOf = (msgs: NeutralMessage[]) => chainHashes(chainStart(undefined, []), msgs.map(messageKey));
 const asMsg = (x: NeutralReply): NeutralMessage => ({ role: 'assistant', content: x.content });
 
 describe('PrefixIndex', () => {
