@@ -273,8 +273,9 @@ export class SessionManager {
     try {
       return await this.#load(id);
     } catch (err) {
+      // Only what the file says costs the session; a passing fault (a lock, EMFILE) fails the request.
+      if (!DAMAGE.has((err as { code?: string }).code ?? '')) throw err;
       const reason = err instanceof Error ? err.message : String(err);
-      if ((err as { code?: string }).code === 'log_locked') throw err;
       this.#damaged.set(id, reason);
       this.#locator.forget(id, undefined);
       this.#warn(`session ${id} set aside: its log cannot be read (${reason}); the request starts a new session`);
@@ -304,15 +305,18 @@ export class SessionManager {
     await this.#closing.get(id);
     const point = await this.#files.point(id);
     const carried = point === undefined ? undefined : await this.#readCarried(id, point);
-    const usable = point !== undefined && carried !== undefined;
-    const log = await this.#store.open(id, usable ? { create: false, fromOffset: point.start.offset } : { create: false });
+    let usable = point !== undefined && carried !== undefined;
+    let log = await this.#store.open(id, usable ? { create: false, fromOffset: point!.start.offset } : { create: false });
+    if (usable && log.events[0]?.seq !== point!.start.seq) {
+      // The saved point does not fit the log (written for another copy of it): read it whole.
+      await log.close();
+      usable = false;
+      log = await this.#store.open(id, { create: false });
+    }
     try {
-      if (usable && log.events[0]?.seq !== point.start.seq) {
-        throw new Error(`${this.#store.indexFile(id)}: the start point names seq ${point.start.seq}, the log has ${log.events[0]?.seq ?? 'nothing'} there`);
-      }
       const session = new LiveSession(id, log, this.#now().getTime());
       session.loadedFrom = usable ? point : undefined;
-      if (usable) carried.forEach((e, i) => session.fold(e, point.carried[i]!.offset));
+      if (usable) carried!.forEach((e, i) => session.fold(e, point!.carried[i]!.offset));
       // The last request is rebuilt on the way (cache-break attribution compares with it).
       const lastReq = log.events.findLast((e) => e.type === 'llm.req');
       for (const e of log.events) {
@@ -374,6 +378,9 @@ export class SessionManager {
     await Promise.all(this.#closing.values());
   }
 }
+
+/** Errors that say a log cannot be read as it stands (as opposed to a passing fault). */
+const DAMAGE = new Set(['log_malformed', 'session_not_found', 'unknown_recipe_version']);
 
 /**
  * A request sharing the session's explicit id but nothing of its conversation, under another
