@@ -71,8 +71,12 @@ export type EventBody =
       lineage?: string;
     }
   | { type: 'session.resume'; recipe: Recipe }
-  /** `head: true` marks the session's leading system prompt (see the `system` policy). */
-  | { type: 'client.msg'; msg: NeutralMessage; head?: true }
+  /**
+   * `head: true` marks the session's leading system prompt (see the `system` policy).
+   * `elided_as`: the message repeats an entry a rewrite took out of the window, which was elided
+   * there; it comes back elided (docs/decisions.md, Matching in the log's own terms).
+   */
+  | { type: 'client.msg'; msg: NeutralMessage; head?: true; elided_as?: number }
   | { type: 'catalog'; tools: ToolSpec[] }
   | {
       type: 'llm.req';

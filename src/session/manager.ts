@@ -156,8 +156,12 @@ export class SessionManager {
       const turn = this.#turn(session, plan, unlock);
       handedOver = true;
       this.#appendOrRelease(turn, () => {
-        if (plan.kind === 'rewrite') turn.append({ type: 'client.rewrite', from_seq: plan.fromSeq, reason: 'the client history diverged from the log' });
-        this.#appendConversation(turn, req, plan.from);
+        let leaving: Map<string, number> | undefined;
+        if (plan.kind === 'rewrite') {
+          leaving = this.#elidedLeaving(session, plan.from);
+          turn.append({ type: 'client.rewrite', from_seq: plan.fromSeq, reason: 'the client history diverged from the log' });
+        }
+        this.#appendConversation(turn, req, plan.from, leaving, canon);
       });
       return turn;
     } finally {
@@ -218,8 +222,20 @@ export class SessionManager {
     }
   }
 
+  /**
+   * The elided entries a rewrite takes out of the window, by key: one the client sends again
+   * comes back elided, so a rewrite does not grow the window past what the trims left.
+   */
+  #elidedLeaving(session: LiveSession, from: number): Map<string, number> | undefined {
+    let out: Map<string, number> | undefined;
+    for (const e of session.view.entries.slice(from)) {
+      if (session.window.isElided(e.seq)) (out ??= new Map()).set(e.key, e.seq);
+    }
+    return out;
+  }
+
   /** Write what the request adds: a changed system prompt or catalog, then its new messages. */
-  #appendConversation(turn: Turn, req: Incoming, from: number): void {
+  #appendConversation(turn: Turn, req: Incoming, from: number, elided?: Map<string, number>, canon?: readonly IncomingMessage[]): void {
     const session = turn.session;
     if (req.system !== undefined && req.system !== session.view.system) {
       turn.append({ type: 'client.msg', msg: { role: 'system', content: req.system }, head: true });
@@ -227,7 +243,10 @@ export class SessionManager {
     if (catalogCanonical(req.tools) !== session.catalogCanonical) {
       turn.append({ type: 'catalog', tools: mergeCatalog(session.view.tools, req.tools) });
     }
-    for (const msg of req.messages.slice(from)) turn.append({ type: 'client.msg', msg: restoreReply(session.view, msg) });
+    for (let i = from; i < req.messages.length; i++) {
+      const was = elided === undefined || canon === undefined ? undefined : elided.get(canon[i]!.key);
+      turn.append({ type: 'client.msg', msg: restoreReply(session.view, req.messages[i]!), ...(was === undefined ? {} : { elided_as: was }) });
+    }
     // Index now, not at release: a concurrent request extending the same prefix must find this
     // session (and fork from it) rather than start a session of its own.
     this.#locator.indexLive(session.id, session.view);

@@ -114,6 +114,11 @@ export class WindowState {
     }
   }
 
+  /** Whether the entry `seq` is elided (sticky: every later request keeps it so). */
+  isElided(seq: number): boolean {
+    return this.#elided.has(seq);
+  }
+
   build(input: WindowInput): WindowResult {
     const recipe = this.#recipe;
     if (recipe === undefined) throw new ProxyError('log_malformed', { file: '', line: '', detail: 'no session.start before the request' });
@@ -180,6 +185,7 @@ export class WindowState {
     const msg = event.msg;
     if (event.head !== true || msg.role !== 'system') {
       this.#entries.push(new Entry(event.seq, msg));
+      if (event.elided_as !== undefined && this.#elided.has(event.elided_as)) this.#elided.add(event.seq);
       return;
     }
     if (this.#recipe!.system === 'follow' || this.#system === undefined) {

@@ -1,0 +1,151 @@
+/**
+ * A request is compared with its session in the log's own terms: what the log redacted, the
+ * client resends as it has it, and that is the same message. And what a real rewrite does.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { EventOf, LogEvent, Recipe } from '../../src/core/events.js';
+import type { NeutralMessage, NeutralReply } from '../../src/core/types.js';
+import { LogStore, SessionLog } from '../../src/log/store.js';
+import { SessionManager, answerKey, type Incoming, type Turn } from '../../src/session/manager.js';
+
+const RECIPE: Recipe = {
+  version: 'window-v1', route: 'm', context: 100_000, output_reserve: 4096, high_water: 70_000, low_water: 40_000,
+  max_result_tokens: 4096, protected_entries: 4, estimator: 'bytes/3', system: 'follow', client_drops: 'follow',
+};
+const ORIGIN = { provider: 'p', model: 'm' };
+const KEY = 'sk-proj-' + 'Ab3dE5gH7jK9mN1pQ3sT5vX7zB9dF1hJ3lN5pR7tV9xZ1bD3';
+const AWS = 'AKIAIOSFODNN7EXAMPLE';
+
+let dir: string;
+let store: LogStore;
+let m: SessionManager;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'pp-terms-'));
+  store = new LogStore(dir);
+  m = new SessionManager(store, { now: () => new Date('2026-03-04T05:06:07.000Z') });
+  await m.init();
+});
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await m.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const u = (text: string): NeutralMessage => ({ role: 'user', content: text });
+const incoming = (messages: NeutralMessage[], extra: Partial<Incoming> = {}): Incoming => ({ system: 'sys', tools: [], messages, recipe: RECIPE, ...extra });
+const asAssistant = (r: NeutralReply): NeutralMessage => ({ role: 'assistant', content: r.content, ...(r.tool_calls === undefined ? {} : { tool_calls: r.tool_calls }) });
+
+function answer(turn: Turn, reply: NeutralReply, elided: number[] = []): void {
+  const built = turn.session.window.build({ route: 'm', model: 'm', origin: ORIGIN, params: {} });
+  const req = turn.append({ type: 'llm.req', digest: built.digest, recipe_version: 'window-v1', route: 'm', model: 'm', origin: ORIGIN, params: {}, elided: [...built.elided, ...elided], est_tokens: built.estTokens });
+  turn.append({ type: 'llm.resp', req: req.seq, reply, origin: ORIGIN, timings: { total_ms: 1 } });
+}
+
+async function run(messages: NeutralMessage[], reply: NeutralReply, extra: Partial<Incoming> = {}, elided: number[] = []): Promise<Turn> {
+  const turn = await m.begin(incoming(messages, extra));
+  answer(turn, reply, elided);
+  await turn.session.log.sync();
+  turn.release();
+  return turn;
+}
+
+async function events(id: string): Promise<LogEvent[]> {
+  return (await store.read(id)).events;
+}
+
+describe('matching in the log\'s own terms', () => {
+  it('a credential in a tool result, in a user message, in the system prompt and in a reply, resent as the client has it: no rewrite, each message logged once', async () => {
+    const sys = `You are an agent. Deploy key: ${KEY}`;
+    const call: NeutralReply = { content: null, tool_calls: [{ id: 'c1', name: 'read', arguments: '{"path":".env","lines":10}' }], finish_reason: 'tool_calls' };
+    const env: NeutralMessage = { role: 'tool', tool_call_id: 'c1', content: `OPENAI_API_KEY=${KEY}\nAWS_ACCESS_KEY_ID=${AWS}\n` };
+    const echo: NeutralReply = { content: `Found the key ${KEY} in .env.`, finish_reason: 'stop' };
+    let history: NeutralMessage[] = [u(`my token is ${KEY}, read .env`)];
+    const t1 = await run(history, call, { system: sys });
+    // The client re-serialises the call's arguments.
+    history = [...history, { role: 'assistant', content: null, tool_calls: [{ id: 'c1', name: 'read', arguments: '{ "lines": 10, "path": ".env" }' }] }, env];
+    await run(history, echo, { system: sys });
+    for (let i = 0; i < 5; i++) {
+      history = [...history, asAssistant(i === 0 ? echo : { content: `ok ${i - 1}`, finish_reason: 'stop' }), u(`next ${i}`)];
+      const t = await run(history, { content: `ok ${i}`, finish_reason: 'stop' }, { system: sys });
+      expect(t.session.id).toBe(t1.session.id);
+      expect(t.plan.kind).toBe('append');
+    }
+    const log = await events(t1.session.id);
+    expect(log.filter((e) => e.type === 'client.rewrite')).toEqual([]);
+    // The system prompt once, the first user message, the tool result, 5 user messages; no reply re-logged.
+    expect(log.filter((e) => e.type === 'client.msg').length).toBe(1 + 1 + 1 + 5);
+    const text = await readFile(store.file(t1.session.id), 'utf8');
+    expect(text).not.toContain(KEY);
+    expect(text).not.toContain(AWS);
+  });
+
+  it('a real rewrite logs the changed suffix once, and an entry elided before comes back elided', async () => {
+    const id = { explicitId: 'edit-1' };
+    const big: NeutralMessage = { role: 'tool', tool_call_id: 'c1', content: 'line\n'.repeat(500) };
+    const call: NeutralReply = { content: null, tool_calls: [{ id: 'c1', name: 'read', arguments: '{}' }], finish_reason: 'tool_calls' };
+    const t1 = await run([u('first')], call, id);
+    const t2 = await run([u('first'), asAssistant(call), big], { content: 'read it', finish_reason: 'stop' }, id);
+    const resultSeq = t2.appended.find((e) => e.type === 'client.msg' && e.msg.role === 'tool')!.seq;
+    // A trim elides the big result.
+    await run([u('first'), asAssistant(call), big, { role: 'assistant', content: 'read it' }, u('more')], { content: 'done', finish_reason: 'stop' }, id, [resultSeq]);
+    // The client edits its first message and resends the rest.
+    const t4 = await m.begin(incoming([u('first, edited'), asAssistant(call), big, { role: 'assistant', content: 'read it' }, u('more'), { role: 'assistant', content: 'done' }, u('again')], id));
+    expect(t4.session.id).toBe(t1.session.id);
+    expect(t4.plan.kind).toBe('rewrite');
+    const added = t4.appended.filter((e): e is EventOf<'client.msg'> => e.type === 'client.msg');
+    expect(added.length).toBe(7);
+    const resent = added.find((e) => e.msg.role === 'tool')!;
+    expect(resent.elided_as).toBe(resultSeq);
+    const built = t4.session.window.build({ route: 'm', model: 'm', origin: ORIGIN, params: {} });
+    const tool = built.request.messages.find((x) => x.role === 'tool')!;
+    expect(tool.content).toBe(`[elided seq=${resent.seq}]`);
+    t4.release();
+  });
+});
+
+describe('turns that cannot leak', () => {
+  it('a failure while begin appends releases the turn: the next request runs', async () => {
+    const t1 = await run([u('1')], { content: 'r1', finish_reason: 'stop' }, { explicitId: 'x' });
+    const spy = vi.spyOn(SessionLog.prototype, 'append').mockImplementationOnce(() => {
+      throw new Error('injected');
+    });
+    await expect(m.begin(incoming([u('1'), { role: 'assistant', content: 'r1' }, u('2')], { explicitId: 'x' }))).rejects.toThrow('injected');
+    spy.mockRestore();
+    const next = await Promise.race([
+      m.begin(incoming([u('1'), { role: 'assistant', content: 'r1' }, u('2')], { explicitId: 'x' })),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('wedged')), 2000)),
+    ]);
+    expect(next.session.id).toBe(t1.session.id);
+    expect(next.plan.kind).toBe('append');
+    next.release();
+  });
+});
+
+describe('retries answered from the log', () => {
+  const key = answerKey('m', 'm', {});
+
+  it('a marked retry of the last answered request gets that reply and appends nothing', async () => {
+    const r1: NeutralReply = { content: 'r1', finish_reason: 'stop' };
+    const t1 = await run([u('1')], r1, { explicitId: 'r' });
+    const before = (await events(t1.session.id)).length;
+    const retry = await m.begin(incoming([u('1')], { explicitId: 'r', retry: key }));
+    expect(retry.plan).toEqual({ kind: 'answered', reply: r1 });
+    retry.release();
+    expect((await events(t1.session.id)).length).toBe(before);
+  });
+
+  it('not marked, other parameters, or something logged since: not a retry', async () => {
+    const r1: NeutralReply = { content: 'r1', finish_reason: 'stop' };
+    await run([u('1')], r1, { explicitId: 'r' });
+    const plain = await m.begin(incoming([u('1')], { explicitId: 'r' }));
+    expect(plain.plan.kind).not.toBe('answered');
+    plain.release();
+    const other = await m.begin(incoming([u('1')], { explicitId: 'r', retry: answerKey('m', 'm', { temperature: 0.5 }) }));
+    expect(other.plan.kind).not.toBe('answered');
+    other.release();
+  });
+});
