@@ -266,13 +266,17 @@ export class SessionManager {
     this.#live.released(session);
   }
 
-  /** The live session, loaded if need be; a log that cannot be read is set aside and undefined returned. */
+  /**
+   * The live session, loaded if need be; a log that cannot be read is set aside and undefined
+   * returned. A failure of the machine rather than of the log (a lock held elsewhere, too many
+   * open files, an I/O error) fails this request only: the next one loads the session again.
+   */
   async #loadOrForget(id: string): Promise<LiveSession | undefined> {
     try {
       return await this.#load(id);
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
-      if ((err as { code?: string }).code === 'log_locked') throw err;
+      if ((err as { code?: string }).code === 'log_locked' || isSystemError(err)) throw err;
       this.#damaged.set(id, reason);
       this.#locator.forget(id, undefined);
       this.#warn(`session ${id} set aside: its log cannot be read (${reason}); the request starts a new session`);
@@ -378,6 +382,11 @@ export class SessionManager {
  */
 function isSideRequest(plan: Plan, req: Incoming, session: LiveSession): boolean {
   return req.explicitId !== undefined && plan.kind === 'rewrite' && plan.from === 0 && session.view.system !== undefined && req.system !== session.view.system;
+}
+
+/** A Node system error (EMFILE, EIO, EACCES, ... from a syscall): the machine failed, not what the log holds. */
+function isSystemError(err: unknown): boolean {
+  return err instanceof Error && typeof (err as NodeJS.ErrnoException).syscall === 'string';
 }
 
 export type { SessionLog };
