@@ -287,12 +287,15 @@ export class SessionManager {
     this.#live.released(session);
   }
 
-  /** The live session, loaded if need be; a log that cannot be read is set aside and undefined returned. */
+  /**
+   * The live session, loaded if need be; a log that cannot be read is set aside and undefined
+   * returned. A failure of the machine rather than of the log (a lock held elsewhere, too many
+   * open files, an I/O error) fails this request only: the next one loads the session again.
+   */
   async #loadOrForget(id: string): Promise<LiveSession | undefined> {
     try {
       return await this.#load(id);
     } catch (err) {
-      // Only what the file says costs the session; a passing fault (a lock, EMFILE) fails the request.
       if (!DAMAGE.has((err as { code?: string }).code ?? '')) throw err;
       const reason = err instanceof Error ? err.message : String(err);
       this.#damaged.set(id, reason);

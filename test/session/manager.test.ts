@@ -2,10 +2,10 @@
  * The session manager over a real log store in a temp dir: which session a request lands in,
  * what it appends, and the races around requests in flight.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { EventOf, LogEvent, Recipe } from '../../src/core/events.js';
 import type { NeutralMessage, NeutralReply } from '../../src/core/types.js';
 import { LogStore } from '../../src/log/store.js';
@@ -247,5 +247,38 @@ describe('SessionManager', () => {
     expect(t3.session.id).toBe(t1.session.id);
     expect(t3.plan).toEqual({ kind: 'append', from: 4 });
     t3.release();
+  });
+
+  it('a stored session whose log cannot be opened for a moment (EMFILE) fails that request only, and is not set aside', async () => {
+    const m = await manager(0);
+    const r1 = reply('r1');
+    const t1 = await run(m, [u('1')], r1);
+    expect(m.liveCount).toBe(0);
+    const emfile = Object.assign(new Error('EMFILE: too many open files, open'), { code: 'EMFILE', syscall: 'open' });
+    vi.spyOn(store, 'open').mockRejectedValueOnce(emfile);
+    await expect(m.begin(incoming([u('1'), asAssistant(r1), u('2')]))).rejects.toBe(emfile);
+    expect(m.damaged.size).toBe(0);
+    const t2 = await run(m, [u('1'), asAssistant(r1), u('2')], reply('r2'));
+    expect(t2.session.id).toBe(t1.session.id);
+    expect(t2.plan).toEqual({ kind: 'append', from: 2 });
+  });
+
+  it('a stored session whose log turned out malformed is set aside: the request starts a new session', async () => {
+    const warnings: string[] = [];
+    const m = new SessionManager(store, { now: clock, maxLive: 0, warn: (line) => warnings.push(line) });
+    await m.init();
+    managers.push(m);
+    const r1 = reply('r1');
+    const t1 = await run(m, [u('1')], r1, { explicitId: 'conv' });
+    // A line in the middle is damaged after the session left memory.
+    const lines = (await readFile(store.file(t1.session.id), 'utf8')).split('\n');
+    lines[1] = '{"seq":2,' + 'x'.repeat(Math.max(0, lines[1]!.length - 9));
+    await writeFile(store.file(t1.session.id), lines.join('\n'));
+    const t2 = await run(m, [u('1'), asAssistant(r1), u('2')], reply('r2'), { explicitId: 'conv' });
+    expect(t2.session.id).not.toBe(t1.session.id);
+    expect(t2.plan.kind).toBe('new');
+    expect([...m.damaged.keys()]).toEqual([t1.session.id]);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(t1.session.id);
   });
 });
