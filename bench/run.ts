@@ -1,27 +1,63 @@
 /**
  * `npm run bench`: every benchmark in one run, side by side, written to bench/RESULTS.md.
  * The machine is shared and noisy: figures are medians, and comparisons are ratios measured in
- * the same run.
+ * the same run. `--only a,b` runs the named sections and prints them without writing the file
+ * (a partial run would replace the whole of it); `--drop-caches` drops the page cache before each
+ * startup measurement (root only).
  */
 import { writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { SONNET, measureAnthropicCache } from './anthropic-cache.js';
 import { measureCache, measureSharedCache } from './cache.js';
 import { measureOverhead } from './overhead.js';
+import { logGrowthSection, liveMemorySection, startupSection, type Line } from './session-sections.js';
 import { fmt, pct } from './stats.js';
 import { measureWindowCost } from './window-cost.js';
 
-const out: string[] = [];
-const line = (s = '') => out.push(s);
+const { values: flags } = parseArgs({ options: { only: { type: 'string' }, 'drop-caches': { type: 'boolean', default: false } } });
+
+/** Each section writes its part of the results; false when a figure is over its budget. */
+const SECTIONS: Record<string, (line: Line) => Promise<boolean>> = {
+  window: windowSection,
+  cache: cacheSection,
+  anthropic: anthropicSection,
+  overhead: overheadSection,
+  'log-growth': logGrowthSection,
+  startup: (line) => startupSection(line, { dropCaches: flags['drop-caches'] }),
+  'live-memory': liveMemorySection,
+};
 
 async function main(): Promise<void> {
+  const only = flags.only?.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const unknown = only?.filter((name) => !Object.hasOwn(SECTIONS, name)) ?? [];
+  if (unknown.length > 0) throw new Error(`bench: unknown section ${unknown.join(', ')}; sections: ${Object.keys(SECTIONS).join(', ')}`);
+  const out: string[] = [];
+  const line: Line = (s = '') => {
+    out.push(s);
+  };
   const started = new Date();
   line('# Benchmark results');
   line();
   line(`Written by \`npm run bench\` (bench/run.ts) on ${started.toISOString()}; Node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}). Do not edit by hand.`);
   line();
+  let ok = true;
+  for (const [name, section] of Object.entries(SECTIONS)) {
+    if (only !== undefined && !only.includes(name)) continue;
+    if (!(await section(line))) ok = false;
+  }
+  if (only === undefined) {
+    const file = join(import.meta.dirname, '..', '..', 'bench', 'RESULTS.md');
+    await writeFile(file, out.join('\n') + '\n');
+  } else {
+    process.stderr.write(`bench: --only ${only.join(',')}: bench/RESULTS.md left as it was\n`);
+  }
+  process.stdout.write(out.join('\n') + '\n');
+  if (!ok) process.exitCode = 1;
+}
 
+async function windowSection(line: Line): Promise<boolean> {
   measureWindowCost([100], 3); // warm the JIT before measuring
   const rows = measureWindowCost([10, 100, 1000], 15);
   const base = rows[0]!;
@@ -40,7 +76,10 @@ async function main(): Promise<void> {
   line();
   line(`1000-request next request costs ${fmt(ratio, 2)}x the 10-request one (budget: under 3x) — ${ratio < 3 ? 'within budget' : 'OVER BUDGET'}.`);
   line();
+  return ratio < 3;
+}
 
+async function cacheSection(line: Line): Promise<boolean> {
   const cache = [...(await measureCache(50, 7, 4)), ...(await measureCache(50, 7, 16)), ...(await measureSharedCache(8, 50, 4, 1000))];
   line('## Cache: a 50-request agent session, simulator replicas with caches of their own, random routing without a key');
   line();
@@ -57,7 +96,10 @@ async function main(): Promise<void> {
     line(`| ${c.path} | ${c.requests} | ${c.prompt} | ${c.cached} | ${c.ideal} | ${pct(c.cached, c.ideal)} | ${pct(c.cached, c.prompt)} |`);
   }
   line();
+  return true;
+}
 
+async function anthropicSection(line: Line): Promise<boolean> {
   const anthropic = await measureAnthropicCache(60, 11);
   line('## Cache: Anthropic-style upstream (caches only when asked), a 60-request agent trace');
   line();
@@ -75,7 +117,10 @@ async function main(): Promise<void> {
   const direct = anthropic[2]!;
   line(`With cache_control the proxy's trace costs ${fmt(withCc.cost, 4)} USD against ${fmt(direct.cost, 4)} USD sent direct without it (${fmt(direct.cost / withCc.cost, 2)}x).`);
   line();
+  return true;
+}
 
+async function overheadSection(line: Line): Promise<boolean> {
   const overhead = await measureOverhead(100, 3000);
   line('## Overhead: the simulator alone against the proxy in front of it');
   line();
@@ -90,11 +135,7 @@ async function main(): Promise<void> {
   line();
   line(`Added per agent request at the median: ${fmt(overhead[1]!.agentP50 - overhead[0]!.agentP50, 2)} ms.`);
   line();
-
-  const file = join(import.meta.dirname, '..', '..', 'bench', 'RESULTS.md');
-  await writeFile(file, out.join('\n') + '\n');
-  process.stdout.write(out.join('\n') + '\n');
-  if (ratio >= 3) process.exitCode = 1;
+  return true;
 }
 
 await main();
