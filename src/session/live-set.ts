@@ -64,7 +64,11 @@ export class LiveSet {
       this.#onLeave(session);
       return;
     }
-    if (this.#lru?.peek(session.id) === session) this.#lru.set(session.id, session);
+    // Set again to be measured again: lru-cache keeps the size of a value set twice.
+    if (this.#lru?.peek(session.id) === session) {
+      this.#lru.delete(session.id);
+      this.#lru.set(session.id, session);
+    }
   }
 
   /** Take out every session not in use and idle since `before` (ms since the epoch). */

@@ -4,7 +4,7 @@
  * log's size when it was written. Startup reads these, not the logs: a log is read whole only
  * when its entry is missing or older than the log (the proxy stopped without writing it).
  */
-import { stat } from 'node:fs/promises';
+import { readFileSync, statSync } from 'node:fs';
 import { ProxyError } from '../core/errors.js';
 import type { LogStore } from '../log/store.js';
 import { readLog } from '../log/reader.js';
@@ -41,34 +41,56 @@ export class SessionFiles {
     this.#store = store;
   }
 
-  /** Every stored session's entry; a log that cannot be read is named in `damaged` and skipped. */
+  /**
+   * Every stored session's entry; a log that cannot be read is named in `damaged` and skipped.
+   * The sidecars are read synchronously: this runs once, before the proxy serves, and ten
+   * thousand small reads cost a quarter of the time through the thread pool (docs/decisions.md,
+   * Session index).
+   */
   async scan(): Promise<{ entries: StoredEntry[]; damaged: Damaged[]; read: number }> {
     const ids = await this.#store.listSessions();
     const entries: StoredEntry[] = [];
     const damaged: Damaged[] = [];
-    let read = 0;
+    const stale: { id: string; point: StartPoint | undefined }[] = [];
+    for (const id of ids) {
+      const saved = this.#readSync(id);
+      if (saved.entry !== undefined) entries.push(saved.entry);
+      else stale.push({ id, point: saved.point });
+    }
     let next = 0;
     const worker = async () => {
-      while (next < ids.length) {
-        const id = ids[next++]!;
+      while (next < stale.length) {
+        const { id, point } = stale[next++]!;
         try {
-          const current = await this.#current(id);
-          if (current !== undefined) {
-            entries.push(current);
-            continue;
-          }
-          read++;
           const { entry, size } = await this.#fromLog(id);
           entries.push(entry);
           // Written now, so the next start reads the entry instead of the log.
-          await this.save(id, size, await this.point(id), entry).catch(() => undefined);
+          await this.save(id, size, point, entry).catch(() => undefined);
         } catch (err) {
           damaged.push({ id, reason: err instanceof Error ? err.message : String(err) });
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.min(PARALLEL, ids.length) }, worker));
-    return { entries, damaged, read };
+    await Promise.all(Array.from({ length: Math.min(PARALLEL, stale.length) }, worker));
+    return { entries, damaged, read: stale.length };
+  }
+
+  /** The sidecar's entry if it is current for the log, and its start point either way. */
+  #readSync(id: string): { entry?: StoredEntry; point?: StartPoint } {
+    let saved: Sidecar | SidecarV1;
+    try {
+      saved = JSON.parse(readFileSync(this.#store.indexFile(id), 'utf8')) as Sidecar | SidecarV1;
+    } catch {
+      return {}; // missing or unreadable: the log is read whole
+    }
+    const point = (saved?.version === 1 || saved?.version === 2) && saved.point !== undefined && saved.point.start.seq > 1 ? saved.point : undefined;
+    const withPoint = point === undefined ? {} : { point };
+    if (saved?.version !== 2 || saved.entry?.id !== id) return withPoint;
+    try {
+      return statSync(this.#store.file(id)).size === saved.log_size ? { ...withPoint, entry: saved.entry } : withPoint;
+    } catch {
+      return withPoint;
+    }
   }
 
   /** The saved start point, if it fits a log of this session (undefined: read the log whole). */
@@ -86,18 +108,6 @@ export class SessionFiles {
   async save(id: string, logSize: number, point: StartPoint | undefined, entry: StoredEntry): Promise<void> {
     const sidecar: Sidecar = { version: 2, log_size: logSize, entry, ...(point !== undefined && point.start.seq > 1 ? { point } : {}) };
     await this.#store.writeIndex(id, sidecar);
-  }
-
-  async #current(id: string): Promise<StoredEntry | undefined> {
-    let saved: Sidecar | SidecarV1 | undefined;
-    try {
-      saved = await this.#store.readIndex<Sidecar | SidecarV1>(id);
-    } catch {
-      return undefined;
-    }
-    if (saved?.version !== 2 || saved.entry?.id !== id) return undefined;
-    const size = (await stat(this.#store.file(id))).size;
-    return size === saved.log_size ? saved.entry : undefined;
   }
 
   /** The entry folded from the whole log (a log with no entry, or a newer one). */
