@@ -128,9 +128,10 @@ describe.each([
     expect(run.driven.failed).toBeUndefined();
     expect(run.wire.map((x) => x.status).filter((s) => s !== 200)).toEqual([]);
     const size = logSize(run.files, run.agent);
-    expect({ files: run.files.length, rewrites: size.rewrites }).toEqual({ files: 1, rewrites: 0 });
-    expect(size.clientMsgs).toBeLessThanOrEqual(run.agent.distinctMessages);
-    expect(size.ratio).toBeLessThanOrEqual(1.2);
+    const figures = JSON.stringify({ ...size, files: run.files.length, distinct: run.agent.distinctMessages });
+    expect({ files: run.files.length, rewrites: size.rewrites }, figures).toEqual({ files: 1, rewrites: 0 });
+    expect(size.clientMsgs, figures).toBeLessThanOrEqual(run.agent.distinctMessages);
+    expect(size.ratio, figures).toBeLessThanOrEqual(1.2);
   });
 
   it('every earlier reply goes back with its reasoning_details as the upstream gave them, unless an elision after it made it stale', () => {
@@ -145,10 +146,11 @@ describe.each([
     const reqs = llmReqs(run.events);
     expect(reqs).toHaveLength(REQUESTS);
     const b = breaks(reqs);
-    expect(b.unexpected).toEqual({});
-    expect(b.crossings.length).toBeGreaterThanOrEqual(2);
-    expect(b.trims).toEqual(b.crossings);
-    expect(b.minGap).toBeGreaterThanOrEqual(5);
+    const summary = `crossings ${b.crossings.length} (${b.crossings.slice(0, 12).join(', ')}), trims ${JSON.stringify(b.trims)}, min gap ${b.minGap}`;
+    expect(b.unexpected, summary).toEqual({});
+    expect(b.crossings.length, summary).toBeGreaterThanOrEqual(2);
+    expect(b.trims, summary).toEqual(b.crossings);
+    expect(b.minGap, summary).toBeGreaterThanOrEqual(5);
   });
 
   it('no credential the client sent reached the log', async () => {

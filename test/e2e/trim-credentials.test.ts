@@ -77,10 +77,11 @@ describe.each([
     expect(run.driven.answers).toHaveLength(REQUESTS);
     if (rate > 0) expect(run.agent.credentials.planted.length).toBeGreaterThanOrEqual(8);
     const size = logSize(run.files, run.agent);
-    expect({ files: run.files.length, rewrites: size.rewrites }).toEqual({ files: 1, rewrites: 0 });
+    const figures = JSON.stringify({ ...size, files: run.files.length, distinct: run.agent.distinctMessages });
+    expect({ files: run.files.length, rewrites: size.rewrites }, figures).toEqual({ files: 1, rewrites: 0 });
     // Each message the client wrote is logged once: the log grows with the conversation.
-    expect(size.clientMsgs).toBeLessThanOrEqual(run.agent.distinctMessages);
-    expect(size.ratio).toBeLessThanOrEqual(1.2);
+    expect(size.clientMsgs, figures).toBeLessThanOrEqual(run.agent.distinctMessages);
+    expect(size.ratio, figures).toBeLessThanOrEqual(1.2);
   });
 
   it('no credential the client sent reached the log', async () => {
@@ -92,15 +93,16 @@ describe.each([
     expect(reqs).toHaveLength(REQUESTS);
     expect(reqs[0]!.cause).toBe('first');
     const b = breaks(reqs);
-    expect(b.unexpected).toEqual({});
+    const summary = `crossings ${b.crossings.length} (${b.crossings.slice(0, 12).join(', ')}), trims ${JSON.stringify(b.trims)}, min gap ${b.minGap}`;
+    expect(b.unexpected, summary).toEqual({});
     // A small route: the session crosses high water several times, and each crossing is one trim
     // (the wire agrees: new elision markers exactly there).
-    expect(b.crossings.length).toBeGreaterThanOrEqual(3);
-    expect(b.trims).toEqual(b.crossings);
+    expect(b.crossings.length, summary).toBeGreaterThanOrEqual(3);
+    expect(b.trims, summary).toEqual(b.crossings);
     expect(run.steps.map((s, i) => (s.trimmed ? i : -1)).filter((i) => i >= 0)).toEqual(b.crossings);
     // Hysteresis: after a trim to low water, high water is some way off (30% of the window is
     // about a dozen requests of this session), so crossings cannot follow each other closely.
-    expect(b.minGap).toBeGreaterThanOrEqual(5);
+    expect(b.minGap, summary).toBeGreaterThanOrEqual(5);
   });
 
   it('the cache reads at least 95% of what the unchanged prefix allows', () => {
