@@ -1,0 +1,67 @@
+/**
+ * What the provider's cache could have read, measured on the upstream requests as they went on
+ * the wire (recorded by the tap) with the simulator's own rendering and token rule, so that none
+ * of the proxy's accounting (llm.req causes, usage it logged) enters the measure.
+ */
+import { parseMessagesRequest } from '../../src/sim/anthropic/request.js';
+import { renderRequest } from '../../src/sim/anthropic/render.js';
+import { MIN_CACHEABLE_TOKENS } from '../../src/sim/anthropic/prompt-cache.js';
+import { BLOCK_TOKENS, TOKEN_BYTES } from '../../src/sim/tokens.js';
+import type { TappedRequest } from './harness.js';
+
+/** A Messages request as the simulated model reads it (its cache and its signatures use the same text). */
+export function renderAnthropic(req: TappedRequest): Buffer {
+  return Buffer.from(renderRequest(parseMessagesRequest(JSON.stringify(req.body))).map((s) => s.text).join(''), 'utf8');
+}
+
+const ELIDED = Buffer.from('[elided seq=');
+
+function count(haystack: Buffer, needle: Buffer): number {
+  let n = 0;
+  for (let at = haystack.indexOf(needle); at >= 0; at = haystack.indexOf(needle, at + 1)) n++;
+  return n;
+}
+
+function commonPrefix(a: Buffer, b: Buffer): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a[i] === b[i]) i++;
+  return i;
+}
+
+/** Tokens a cache keyed on 128-token blocks can give for a prefix of `bytes`: whole blocks, none below 1024 tokens. */
+export function cacheableTokens(bytes: number): number {
+  const tokens = Math.floor(bytes / TOKEN_BYTES);
+  return tokens < MIN_CACHEABLE_TOKENS ? 0 : Math.floor(tokens / BLOCK_TOKENS) * BLOCK_TOKENS;
+}
+
+export interface PrefixStep {
+  /** Tokens of the whole rendered prompt. */
+  prompt: number;
+  /** The window elided something new in this request (more `[elided seq=N]` markers than before). */
+  trimmed: boolean;
+  /** Bytes this request shares with the one before it, as both went on the wire. */
+  commonBytes: number;
+  /**
+   * What an unchanged prefix lets the cache give: the whole previous request (a conversation
+   * that only grows), or, where the window trimmed, what the trim left of it. 0 for the first.
+   */
+  ideal: number;
+}
+
+/**
+ * Per request: the ideal read. Not simply the common prefix with the previous request: where the
+ * proxy itself changed the prefix (a rewrite, a lost thinking block) that common prefix shrinks
+ * with the loss, and the measure would excuse the very break it should count. Only the window's
+ * trim, one per high-water crossing, may shorten what the previous request left to read.
+ */
+export function prefixSteps(rendered: readonly Buffer[]): PrefixStep[] {
+  return rendered.map((cur, k) => {
+    const prompt = Math.ceil(cur.length / TOKEN_BYTES);
+    if (k === 0) return { prompt, trimmed: false, commonBytes: 0, ideal: 0 };
+    const prev = rendered[k - 1]!;
+    const trimmed = count(cur, ELIDED) > count(prev, ELIDED);
+    const commonBytes = commonPrefix(prev, cur);
+    return { prompt, trimmed, commonBytes, ideal: cacheableTokens(trimmed ? commonBytes : prev.length) };
+  });
+}
