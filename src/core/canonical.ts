@@ -10,11 +10,123 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 
+/**
+ * Iterative, with an explicit stack: the session, the log and replay canonicalise what clients and
+ * upstreams send, and a recursive walk overflowed at about 5,000 levels. Writes the same bytes as
+ * the recursive definition, which test/core/canonical.test.ts keeps as its reference.
+ */
 export function canonicalJson(value: unknown): string {
-  return write(value);
+  if (value === null || typeof value !== 'object') return scalar(value);
+  // One frame per open container: the container, its sorted keys (objects only), the next
+  // position, and whether a member was written yet (undefined members write nothing).
+  const nodes: object[] = [];
+  const keyLists: (string[] | undefined)[] = [];
+  const positions: number[] = [];
+  const wrote: boolean[] = [];
+  // A cycle would loop here until memory ran out (the recursive version overflowed the stack).
+  // Past a depth that JSON from the edge never reaches, the open containers are kept in a set.
+  let onPath: Set<object> | undefined;
+  let out = open(value, nodes, keyLists, positions, wrote);
+  while (nodes.length > 0) {
+    const top = nodes.length - 1;
+    const keys = keyLists[top];
+    let position = positions[top]!;
+    // Scalars are written in this inner loop; only a container leaves it, to be descended into.
+    let inner: object | undefined;
+    if (keys === undefined) {
+      const array = nodes[top] as unknown[];
+      while (position < array.length) {
+        const item: unknown = array[position];
+        if (position > 0) out += ',';
+        position++;
+        if (item !== null && typeof item === 'object') {
+          inner = item;
+          break;
+        }
+        out += item === undefined ? 'null' : scalar(item);
+      }
+      if (inner === undefined) out += ']';
+    } else {
+      const obj = nodes[top] as Record<string, unknown>;
+      let written = wrote[top]!;
+      while (position < keys.length) {
+        const key = keys[position]!;
+        const member = obj[key];
+        position++;
+        if (member === undefined) continue;
+        if (written) out += ',';
+        written = true;
+        out += quoteKey(key) + ':';
+        if (member !== null && typeof member === 'object') {
+          inner = member;
+          break;
+        }
+        out += scalar(member);
+      }
+      wrote[top] = written;
+      if (inner === undefined) out += '}';
+    }
+    if (inner === undefined) {
+      const done = nodes.pop()!;
+      onPath?.delete(done);
+      keyLists.pop();
+      positions.pop();
+      wrote.pop();
+    } else {
+      positions[top] = position;
+      if (nodes.length >= CYCLE_CHECK_DEPTH) {
+        onPath ??= new Set(nodes);
+        if (onPath.has(inner)) throw new TypeError('canonical JSON cannot hold a cycle');
+        onPath.add(inner);
+      }
+      out += open(inner, nodes, keyLists, positions, wrote);
+    }
+  }
+  return out;
 }
 
-function write(value: unknown): string {
+const CYCLE_CHECK_DEPTH = 1024;
+
+function open(value: object, nodes: object[], keyLists: (string[] | undefined)[], positions: number[], wrote: boolean[]): string {
+  nodes.push(value);
+  positions.push(0);
+  wrote.push(false);
+  if (Array.isArray(value)) {
+    keyLists.push(undefined);
+    return '[';
+  }
+  keyLists.push(sortedKeys(value));
+  return '{';
+}
+
+/**
+ * The keys in UTF-16 code unit order, as `Array.prototype.sort` orders strings. Most objects
+ * have a few keys, and an insertion sort with `<` (the same order) is about 2.5x faster on them.
+ */
+function sortedKeys(obj: object): string[] {
+  const keys = Object.keys(obj);
+  if (keys.length > 16) return keys.sort();
+  for (let i = 1; i < keys.length; i++) {
+    const key = keys[i]!;
+    let j = i - 1;
+    while (j >= 0 && keys[j]! > key) {
+      keys[j + 1] = keys[j]!;
+      j--;
+    }
+    keys[j + 1] = key;
+  }
+  return keys;
+}
+
+/** What JSON.stringify may escape: `"`, `\`, control characters, surrogates (paired ones, which it keeps, only take the slow path). */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** JSON.stringify(key), without its cost for the usual plain key (about 2x faster). */
+function quoteKey(key: string): string {
+  return NEEDS_ESCAPE.test(key) ? JSON.stringify(key) : `"${key}"`;
+}
+
+function scalar(value: unknown): string {
   if (value === null) return 'null';
   switch (typeof value) {
     case 'string':
@@ -24,29 +136,6 @@ function write(value: unknown): string {
       return JSON.stringify(value);
     case 'boolean':
       return value ? 'true' : 'false';
-    case 'object': {
-      if (Array.isArray(value)) {
-        let out = '[';
-        for (let i = 0; i < value.length; i++) {
-          if (i > 0) out += ',';
-          const item: unknown = value[i];
-          out += item === undefined ? 'null' : write(item);
-        }
-        return out + ']';
-      }
-      const obj = value as Record<string, unknown>;
-      const keys = Object.keys(obj).sort();
-      let out = '{';
-      let first = true;
-      for (const key of keys) {
-        const member = obj[key];
-        if (member === undefined) continue;
-        if (!first) out += ',';
-        first = false;
-        out += JSON.stringify(key) + ':' + write(member);
-      }
-      return out + '}';
-    }
     default:
       throw new TypeError(`canonical JSON cannot hold a ${typeof value}`);
   }

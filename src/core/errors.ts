@@ -18,6 +18,7 @@ export const ERRORS = {
   // 400, not 5xx: a client must not retry a route whose dialect this build does not have.
   wire_not_supported: { status: 400, type: 'invalid_request_error', message: 'The model "{model}" goes to provider "{provider}" (preset {preset}), whose wire format {wire} is not supported yet.' },
   body_too_large: { status: 413, type: 'invalid_request_error', message: 'The request body is larger than the limit of {limit} bytes.' },
+  json_too_deep: { status: 400, type: 'invalid_request_error', message: '{param} nests deeper than {limit} levels, the most the proxy reads.' },
   unauthorized: { status: 401, type: 'authentication_error', message: '{detail}' },
   context_length_exceeded: { status: 400, type: 'invalid_request_error', message: '{detail}' },
   upstream_error: { status: 502, type: 'api_error', message: 'The upstream answered {status}: {detail}' },

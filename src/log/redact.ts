@@ -10,7 +10,16 @@
  * rule; about 1 ms per 100 KB of text here. Values that need no change are returned as is (same
  * reference), so an event with no secret is not copied.
  */
+import { ProxyError } from '../core/errors.js';
+import { MAX_JSON_DEPTH } from '../core/json-depth.js';
 import { RULES, SECRET_KEYS, type Rule } from './redact-rules.js';
+
+/**
+ * The walk recurses, two frames a level. Client JSON is held to MAX_JSON_DEPTH at the inbound edge
+ * and an event holds it a level or two deeper; twice that leaves room and stays far below the
+ * stack (thousands of frames). Past it, an error naming the limit rather than a stack overflow.
+ */
+export const MAX_EVENT_DEPTH = 2 * MAX_JSON_DEPTH;
 
 export interface Redacted<T> {
   value: T;
@@ -22,10 +31,13 @@ export function redactText(text: string): { text: string; hits: string[] } {
   return { text: redactInto(text, hits), hits };
 }
 
-/** Every string in a JSON value, object keys included; structure and key order are kept. */
+/**
+ * Every string in a JSON value, object keys included; structure and key order are kept. Throws
+ * `json_too_deep` for a value nested deeper than MAX_EVENT_DEPTH.
+ */
 export function redactDeep<T>(value: T): Redacted<T> {
   const hits: string[] = [];
-  return { value: walk(value, hits) as T, hits };
+  return { value: walk(value, hits, 1) as T, hits };
 }
 
 /** Marker text for a removed secret; exported so readers can recognise it. */
@@ -52,14 +64,18 @@ function applyRule(rule: Rule, text: string, hits: string[]): string {
   });
 }
 
-function walk(value: unknown, hits: string[]): unknown {
+/** `depth` is the level `value` sits at if it is a container (the top one is 1). */
+function walk(value: unknown, hits: string[], depth: number): unknown {
   if (typeof value === 'string') return redactInto(value, hits);
   if (value === null || typeof value !== 'object') return value;
+  if (depth > MAX_EVENT_DEPTH) {
+    throw new ProxyError('json_too_deep', { param: 'A log event', limit: MAX_EVENT_DEPTH });
+  }
   if (Array.isArray(value)) {
     let copy: unknown[] | undefined;
     for (let i = 0; i < value.length; i++) {
       const item: unknown = value[i];
-      const next = walk(item, hits);
+      const next = walk(item, hits, depth + 1);
       if (next !== item) {
         copy ??= value.slice();
         copy[i] = next;
@@ -75,7 +91,7 @@ function walk(value: unknown, hits: string[]): unknown {
     const key = keys[i]!;
     const member = obj[key];
     const newKey = redactInto(key, hits);
-    const next = redactMember(key, member, hits);
+    const next = redactMember(key, member, hits, depth + 1);
     if (newKey !== key || next !== member) changed = true;
     entries[i] = [newKey, next];
   }
@@ -89,7 +105,7 @@ function walk(value: unknown, hits: string[]): unknown {
 }
 
 /** A header-like key (`authorization`, `x-api-key`, ...) makes its whole string value a secret. */
-function redactMember(key: string, member: unknown, hits: string[]): unknown {
+function redactMember(key: string, member: unknown, hits: string[], depth: number): unknown {
   if (typeof member === 'string' && member !== '' && key.length <= 19) {
     const kind = SECRET_KEYS.get(key.toLowerCase());
     if (kind !== undefined && !member.startsWith('[redacted:')) {
@@ -97,5 +113,5 @@ function redactMember(key: string, member: unknown, hits: string[]): unknown {
       return redactedMarker(kind);
     }
   }
-  return walk(member, hits);
+  return walk(member, hits, depth);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redactDeep, redactText } from '../../src/log/redact.js';
+import { MAX_EVENT_DEPTH, redactDeep, redactText } from '../../src/log/redact.js';
 import { ALPHA, fakeCredentials, picker, seeded } from './fake-credentials.js';
 
 const creds = fakeCredentials();
@@ -89,6 +89,31 @@ describe('redactDeep', () => {
     const { value } = redactDeep(input);
     expect(JSON.stringify(value)).toBe('{"__proto__":{"polluted":true},"t":"[redacted:github]"}');
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
+
+describe('redactDeep on deep values', () => {
+  /** `levels` containers, alternating arrays and objects, around `leaf`. */
+  function nested(levels: number, leaf: unknown): unknown {
+    let v = leaf;
+    for (let i = 0; i < levels; i++) v = i % 2 === 0 ? [v] : { k: v };
+    return v;
+  }
+
+  it('redacts a secret at the deepest level allowed', () => {
+    const gh = creds.find((c) => c.kind === 'github')!;
+    const { value, hits } = redactDeep(nested(MAX_EVENT_DEPTH, gh.text));
+    expect(hits).toEqual(['github']);
+    expect(JSON.stringify(value)).toBe(JSON.stringify(nested(MAX_EVENT_DEPTH, '[redacted:github]')));
+  });
+
+  it('one level deeper, or 100,000 deeper, is json_too_deep naming the limit, not a stack overflow', () => {
+    for (const levels of [MAX_EVENT_DEPTH + 1, 100_000]) {
+      expect(() => redactDeep(nested(levels, 'x'))).toThrow(expect.objectContaining({
+        code: 'json_too_deep',
+        message: `A log event nests deeper than ${MAX_EVENT_DEPTH} levels, the most the proxy reads.`,
+      }));
+    }
   });
 });
 
