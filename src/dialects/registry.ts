@@ -7,8 +7,9 @@ import type { WireFormat } from '../core/route.js';
 import { anthropicMessages } from './anthropic-messages/index.js';
 import { ollamaChat } from './ollama-chat/index.js';
 import { openaiChat } from './openai-chat/index.js';
+import { openaiChatInbound } from './openai-chat/inbound.js';
 import { openaiResponses } from './openai-responses/index.js';
-import type { Dialect } from './types.js';
+import type { Dialect, InboundDialect } from './types.js';
 
 export const DIALECTS: Readonly<Record<WireFormat, Dialect | undefined>> = {
   'openai-chat': openaiChat,
@@ -23,3 +24,6 @@ export function dialectFor(wire: WireFormat): Dialect {
   if (dialect === undefined) throw new ProxyError('internal_error', { detail: `no dialect speaks the "${wire}" wire format yet` });
   return dialect;
 }
+
+/** The wires clients may speak to the proxy; each serves its own paths through the one pipeline. */
+export const INBOUND_DIALECTS: readonly InboundDialect[] = [openaiChatInbound];

@@ -2,7 +2,8 @@
  * What every dialect (one per wire format) offers the proxy, and the neutral stream delta it
  * decodes an upstream stream into. Wire shapes stay inside each dialect's `wire-types.ts`.
  */
-import type { FinishReason, NeutralReply, NeutralRequest, Usage } from '../core/types.js';
+import type { ProxyError } from '../core/errors.js';
+import type { FinishReason, ImagePart, NeutralMessage, NeutralReply, NeutralRequest, RequestParams, ToolSpec, Usage } from '../core/types.js';
 import type { DialectRoute, EncodedRequest, WireFormat, WireHints } from '../core/route.js';
 import type { Framing, StreamEvent } from './stream-decoder.js';
 
@@ -81,4 +82,59 @@ export interface Dialect {
    * on Anthropic's). Kept apart from `encodeRequest` so the key never reaches the log or a digest.
    */
   authHeaders(apiKey: string): Record<string, string>;
+}
+
+/**
+ * Stores an image the client sent (a data URL) and describes it for the log; `param` names where
+ * it was, for the error when it is not one. The proxy passes it in: dialects do no I/O.
+ */
+export type ImageSink = (url: string, detail: 'auto' | 'low' | 'high' | undefined, param: string) => ImagePart;
+
+/** A client's request as an inbound dialect reads it: neutral, its images stored. */
+export interface ClientRequest {
+  /** The model name the client asked for (a config route or `provider/model`). */
+  model: string;
+  stream: boolean;
+  /** Usage at the end of the stream (OpenAI's `stream_options.include_usage`; always, where the wire always sends it). */
+  includeUsage: boolean;
+  /** Leading system prompt. */
+  system: string | undefined;
+  /** The conversation after the leading system prompt. */
+  messages: NeutralMessage[];
+  tools: ToolSpec[];
+  params: RequestParams;
+  /** Body fields an explicit session id may be read from (`[sessions] id_body_fields`), by name. */
+  idFields: Record<string, unknown>;
+}
+
+/** What the proxy knows of an answer before it has one. */
+export interface ReplyMeta {
+  id: string;
+  /** Seconds since the epoch. */
+  created: number;
+  /** The model name as the client asked for it. */
+  model: string;
+}
+
+/** A reply streamed to the client in its own wire's events. */
+export interface ClientStream {
+  readonly contentType: string;
+  /** The text for one delta, in order (may be empty). */
+  delta(delta: StreamDelta): string;
+  /** The text that ends a whole reply: finish, usage, the wire's last event. */
+  end(final: NeutralReply): string;
+  /** An error after the stream started, as this wire's error event; the stream then ends. */
+  error(err: ProxyError): string;
+}
+
+/** The client's side of a wire: read its request, answer in its shapes. Pure, like the rest of a dialect. */
+export interface InboundDialect {
+  /** The endpoint paths this wire's clients post to. */
+  paths: readonly string[];
+  /** Validate and read a parsed JSON body; throws a ProxyError (4xx) naming the bad field. */
+  parse(body: unknown, images: ImageSink): ClientRequest;
+  renderReply(reply: NeutralReply, meta: ReplyMeta): unknown;
+  openStream(meta: ReplyMeta, req: ClientRequest): ClientStream;
+  /** An error as this wire's clients read it (the HTTP status is the error's own). */
+  errorBody(err: ProxyError): unknown;
 }

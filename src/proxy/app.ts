@@ -10,12 +10,15 @@ import type { Metrics } from '../metrics/registry.js';
 import type { SessionManager } from '../session/manager.js';
 import { LogStore } from '../log/store.js';
 import { registerAdmin } from './admin.js';
-import { handleChat, routeLabels, UNROUTED } from './chat.js';
+import { INBOUND_DIALECTS } from '../dialects/registry.js';
+import type { InboundDialect } from '../dialects/types.js';
+import { handleRequest, routeLabels, UNROUTED } from './pipeline.js';
 import type { ImageStore } from './images.js';
 import { RetrySignals } from './retries.js';
 import type { Upstreams } from './upstream.js';
 
-const CHAT_PATH = '/v1/chat/completions';
+/** The inbound wire of each conversation endpoint, so that its errors are answered in that wire's shape. */
+const inboundOf = new Map<string, InboundDialect>(INBOUND_DIALECTS.flatMap((d) => d.paths.map((p) => [p, d] as const)));
 
 export interface AppDeps {
   config: Config;
@@ -46,12 +49,13 @@ export function buildApp(given: AppDeps): FastifyInstance {
   app.setErrorHandler((err, req, reply) => {
     const proxyErr = toProxyError(err, deps.config.bodyLimit);
     if (proxyErr.status >= 500) app.log.error(err);
-    // Every chat request is counted once: answers here (errors before any stream, the body
-    // parser's included), the rest where handleChat answers them.
-    if (req.routeOptions.url === CHAT_PATH) {
+    // Every conversation request is counted once: answers here (errors before any stream, the
+    // body parser's included), the rest where the pipeline answers them; in the client's wire.
+    const inbound = inboundOf.get(req.routeOptions.url ?? '');
+    if (inbound !== undefined) {
       deps.metrics.requests.inc({ ...(routeLabels.get(req) ?? UNROUTED), status: String(proxyErr.status) });
     }
-    void reply.status(proxyErr.status).send(errorBody(proxyErr));
+    void reply.status(proxyErr.status).send(inbound === undefined ? errorBody(proxyErr) : inbound.errorBody(proxyErr));
   });
   app.setNotFoundHandler((req, reply) => {
     const err = new ProxyError('invalid_request', { detail: `Unknown route ${req.method} ${req.url}. The proxy serves POST /v1/chat/completions, GET /v1/models, GET /healthz, GET /metrics and (with an admin key) GET /admin/sessions.` });
@@ -75,7 +79,7 @@ export function buildApp(given: AppDeps): FastifyInstance {
     void reply.header('content-type', deps.metrics.registry.contentType);
     return deps.metrics.registry.metrics();
   });
-  app.post(CHAT_PATH, (req, reply) => handleChat(req, reply, deps));
+  for (const [path, inbound] of inboundOf) app.post(path, (req, reply) => handleRequest(inbound, req, reply, deps));
   return app;
 }
 

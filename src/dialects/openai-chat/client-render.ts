@@ -57,19 +57,6 @@ export function renderCompletion(reply: NeutralReply, meta: ClientMeta): ClientC
   };
 }
 
-/** A whole reply as the deltas a stream of it would have carried (a reply answered from the log). */
-export function replyDeltas(reply: NeutralReply): StreamDelta[] {
-  const out: StreamDelta[] = [];
-  if (reply.thinking !== undefined && reply.thinking !== '') out.push({ type: 'thinking', text: reply.thinking });
-  if (reply.content !== null && reply.content !== '') out.push({ type: 'content', text: reply.content });
-  (reply.tool_calls ?? []).forEach((c, index) => {
-    out.push({ type: 'tool_call_start', index, id: c.id, name: c.name });
-    out.push({ type: 'tool_call_args', index, text: c.arguments });
-  });
-  if (reply.finish_reason !== null) out.push({ type: 'finish', reason: reply.finish_reason });
-  return out;
-}
-
 export interface ChunkRenderer {
   /** The first chunk (`role: assistant`), once; `render` sends it itself when not sent yet. */
   start(): ClientChunk[];

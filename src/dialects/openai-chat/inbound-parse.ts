@@ -4,8 +4,8 @@
  * own compatible servers do; unknown roles and ill-typed fields are 400s.
  */
 import { z } from 'zod';
-import { ProxyError } from '../core/errors.js';
-import { formatPath, MAX_JSON_DEPTH, pathDeeperThan, textDepth, valueDepth } from '../core/json-depth.js';
+import { ProxyError } from '../../core/errors.js';
+import { formatPath, MAX_JSON_DEPTH, pathDeeperThan, textDepth, valueDepth } from '../../core/json-depth.js';
 
 const text = z.string();
 const textPart = z.object({ type: z.literal('text'), text }).loose();

@@ -3,16 +3,16 @@
  * system prompt; assistant messages keep only what every client keeps (content and tool calls):
  * reasoning the client echoes is ignored, the log's copy is what goes upstream.
  */
-import type { AssistantMessage, ContentPart, NeutralMessage, RequestParams, ToolSpec } from '../core/types.js';
-import type { ChatMessage, ChatRequest } from './inbound.js';
-import type { ImageStore } from './images.js';
+import type { AssistantMessage, ContentPart, NeutralMessage, RequestParams, ToolSpec } from '../../core/types.js';
+import type { ChatMessage, ChatRequest } from './inbound-parse.js';
+import type { ImageSink } from '../types.js';
 
 export interface Conversation {
   system: string | undefined;
   messages: NeutralMessage[];
 }
 
-export function toConversation(messages: readonly ChatMessage[], images: ImageStore): Conversation {
+export function toConversation(messages: readonly ChatMessage[], images: ImageSink): Conversation {
   let i = 0;
   const head: string[] = [];
   while (i < messages.length && (messages[i]!.role === 'system' || messages[i]!.role === 'developer')) {
@@ -24,7 +24,7 @@ export function toConversation(messages: readonly ChatMessage[], images: ImageSt
   return { system: head.length === 0 ? undefined : head.join('\n\n'), messages: out };
 }
 
-function toNeutral(msg: ChatMessage, index: number, images: ImageStore): NeutralMessage {
+function toNeutral(msg: ChatMessage, index: number, images: ImageSink): NeutralMessage {
   switch (msg.role) {
     case 'system':
     case 'developer':
@@ -44,7 +44,7 @@ function toNeutral(msg: ChatMessage, index: number, images: ImageStore): Neutral
       const parts: ContentPart[] = msg.content.map((p, j) =>
         p.type === 'text'
           ? { type: 'text', text: p.text }
-          : images.put(p.image_url.url, p.image_url.detail, `messages[${index}].content[${j}].image_url.url`),
+          : images(p.image_url.url, p.image_url.detail, `messages[${index}].content[${j}].image_url.url`),
       );
       return { role: 'user', content: parts };
     }

@@ -1,29 +1,27 @@
 /**
- * POST /v1/chat/completions as named stages: admit (validate, route, convert), locate (the
- * session's turn), build (window, hints, encoding, `llm.req`), call (the upstream, always
- * streaming, so the first byte and a client that leaves are both seen), relay, and record (the
- * reply logged durably before the answer ends). Every failure takes one path (`fail`), and the
- * turn is released however the request ends.
+ * One request pipeline for every inbound wire, as named stages: admit (the inbound dialect reads
+ * the body; route), locate (the session's turn), build (window, hints, encoding, `llm.req`), call
+ * (the upstream, always streaming, so the first byte and a client that leaves are both seen),
+ * relay (re-encoded in the client's wire as it comes), and record (the reply logged durably
+ * before the answer ends). Every failure takes one path (`fail`), and the turn is released however
+ * the request ends.
  */
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { hintsFor, hintsRecord } from '../cache-hints/session-hints.js';
 import { resolveRoute, type Route } from '../config/routes.js';
-import { ProxyError, errorBody } from '../core/errors.js';
+import { ProxyError } from '../core/errors.js';
 import type { BreakCause, EventOf } from '../core/events.js';
 import type { NeutralReply, NeutralRequest, Origin } from '../core/types.js';
-import { createChunkRenderer, renderCompletion, replyDeltas, type ChunkRenderer } from '../dialects/openai-chat/client-render.js';
+import { replyDeltas } from '../dialects/reply-deltas.js';
 import { dialectFor } from '../dialects/registry.js';
-import { SSE_DONE, sseJson } from '../dialects/sse-writer.js';
 import { createEventDecoder } from '../dialects/stream-decoder.js';
-import type { Dialect, UpstreamError } from '../dialects/types.js';
+import type { ClientRequest, ClientStream, Dialect, InboundDialect, StreamDelta, UpstreamError } from '../dialects/types.js';
 import { recordCacheSaving } from '../metrics/savings.js';
 import { answerKey, type Incoming, type Turn } from '../session/manager.js';
 import { firstDifference } from '../window/index.js';
 import type { AppDeps } from './app.js';
-import { toConversation, toParams, toTools } from './convert.js';
-import { parseChatRequest, type ChatRequest } from './inbound.js';
 import { isProviderMiss, recordReply } from './record.js';
 import { explicitSessionId } from './session-id.js';
 import { classifyTransportError, isAbort, type UpstreamResponse } from './upstream.js';
@@ -37,7 +35,8 @@ export const routeLabels = new WeakMap<FastifyRequest, { provider: string; model
 export const UNROUTED = { provider: 'none', model: 'none' } as const;
 
 interface Admitted {
-  body: ChatRequest;
+  inbound: InboundDialect;
+  client: ClientRequest;
   route: Route;
   dialect: Dialect;
   labels: { provider: string; model: string };
@@ -61,6 +60,7 @@ interface Call {
   logged: boolean;
   callStarted?: number;
   raw?: ServerResponse;
+  stream?: ClientStream;
 }
 
 /** An upstream failure already counted in proxy_upstream_errors_total. */
@@ -68,9 +68,9 @@ class CountedFailure {
   constructor(readonly error: unknown) {}
 }
 
-export async function handleChat(req: FastifyRequest, reply: FastifyReply, deps: AppDeps): Promise<void> {
+export async function handleRequest(inbound: InboundDialect, req: FastifyRequest, reply: FastifyReply, deps: AppDeps): Promise<void> {
   const started = performance.now();
-  const a = admit(req, deps);
+  const a = admit(inbound, req, deps);
   routeLabels.set(req, a.labels);
   const turn = await deps.sessions.begin(a.incoming);
   const call: Call = {
@@ -102,26 +102,25 @@ export async function handleChat(req: FastifyRequest, reply: FastifyReply, deps:
   }
 }
 
-/** Validate the body, resolve the route, convert the conversation. Throws a 4xx for bad input. */
-function admit(req: FastifyRequest, deps: AppDeps): Admitted {
-  const parsed = parseChatRequest(req.body);
-  const route = resolveRoute(deps.config, parsed.body.model);
-  const conversation = toConversation(parsed.messages, deps.images);
-  const params = toParams(parsed.body);
+/** Read the body in the client's wire, resolve the route. Throws a 4xx for bad input. */
+function admit(inbound: InboundDialect, req: FastifyRequest, deps: AppDeps): Admitted {
+  const client = inbound.parse(req.body, (url, detail, param) => deps.images.put(url, detail, param));
+  const route = resolveRoute(deps.config, client.model);
   const retry = deps.retries?.isRetry(req.headers) === true;
   return {
-    body: parsed.body,
+    inbound,
+    client,
     route,
     dialect: dialectFor(route.dialect.wire),
     labels: { provider: route.provider, model: route.label },
     apiKey: route.apiKey ?? bearerOf(req.headers.authorization),
     incoming: {
-      explicitId: explicitSessionId(req.headers, parsed.body as Record<string, unknown>, deps.config.sessions),
-      system: conversation.system,
-      tools: toTools(parsed.body),
-      messages: conversation.messages,
+      explicitId: explicitSessionId(req.headers, client.idFields, deps.config.sessions),
+      system: client.system,
+      tools: client.tools,
+      messages: client.messages,
       recipe: route.recipe,
-      ...(retry ? { retry: answerKey(route.name, route.dialect.model, params) } : {}),
+      ...(retry ? { retry: answerKey(route.name, route.dialect.model, client.params) } : {}),
     },
   };
 }
@@ -129,7 +128,7 @@ function admit(req: FastifyRequest, deps: AppDeps): Admitted {
 /** The window, the hints and the wire body; `llm.req` is written before anything is sent. */
 function build(call: Call) {
   const { a, turn, deps } = call;
-  const params = toParams(a.body);
+  const params = a.client.params;
   const built = turn.session.window.build({ route: a.route.name, model: a.route.dialect.model, origin: call.origin, params });
   // The lineage's key: a fork or side call lands on the replica that holds its parent's prefix.
   const hints = hintsFor(a.route, turn.session.lineage);
@@ -248,28 +247,30 @@ async function answerFromLog(call: Call, reply: FastifyReply, logged: NeutralRep
   await out.end(logged);
 }
 
-/** Where the client's answer goes: an SSE stream opened at once, or one JSON body at the end. */
+/** Where the client's answer goes: a stream in its wire's events opened at once, or one JSON body at the end. */
 function openClient(call: Call, reply: FastifyReply) {
   const { a, deps } = call;
-  const meta = { id: `chatcmpl-${randomBytes(12).toString('hex')}`, created: Math.floor(deps.now().getTime() / 1000), model: a.body.model };
-  let renderer: ChunkRenderer | undefined;
-  if (a.body.stream === true) {
+  const meta = { id: randomBytes(12).toString('hex'), created: Math.floor(deps.now().getTime() / 1000), model: a.client.model };
+  let stream: ClientStream | undefined;
+  if (a.client.stream) {
+    stream = a.inbound.openStream(meta, a.client);
+    call.stream = stream;
     void reply.hijack();
     call.raw = reply.raw;
-    call.raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    renderer = createChunkRenderer({ ...meta, includeUsage: a.body.stream_options?.include_usage === true });
+    call.raw.writeHead(200, { 'content-type': stream.contentType, 'cache-control': 'no-cache', connection: 'keep-alive' });
   }
   return {
-    write(delta: Parameters<ChunkRenderer['render']>[0]): void {
-      if (renderer !== undefined) for (const chunk of renderer.render(delta)) call.raw!.write(sseJson(chunk));
+    write(delta: StreamDelta): void {
+      if (stream === undefined) return;
+      const text = stream.delta(delta);
+      if (text !== '') call.raw!.write(text);
     },
     async end(final: NeutralReply): Promise<void> {
-      if (renderer === undefined) {
-        await reply.header('content-type', 'application/json').send(renderCompletion(final, meta));
+      if (stream === undefined) {
+        await reply.header('content-type', 'application/json').send(a.inbound.renderReply(final, meta));
         return;
       }
-      for (const chunk of renderer.end(final.usage)) call.raw!.write(sseJson(chunk));
-      call.raw!.end(SSE_DONE);
+      call.raw!.end(stream.end(final));
     },
   };
 }
@@ -299,10 +300,10 @@ async function fail(call: Call, thrown: unknown): Promise<void> {
     }
   }
   const raw = call.raw;
-  if (raw === undefined) throw err;
+  if (raw === undefined || call.stream === undefined) throw err;
   const proxyErr = err instanceof ProxyError ? err : new ProxyError('internal_error', { detail: String(err) });
   call.deps.metrics.requests.inc({ ...call.a.labels, status: String(proxyErr.status) });
-  if (!raw.writableEnded) raw.end(sseJson(errorBody(proxyErr)));
+  if (!raw.writableEnded) raw.end(call.stream.error(proxyErr));
 }
 
 async function logAborted(call: Call, partial: NeutralReply, firstByte: number | undefined): Promise<void> {
