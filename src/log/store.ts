@@ -9,7 +9,7 @@
  * naming this process (one owner, one close; share the SessionLog instead); across processes the
  * lock file decides (lock.ts). Readers (`read`, or `readLog` on `file(id)`) take no lock.
  */
-import { mkdir, open, readdir, readFile, rename, stat, truncate, unlink, writeFile, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, stat, truncate, unlink, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ProxyError } from '../core/errors.js';
 import { acquireLock, type FileLock } from './lock.js';
@@ -47,10 +47,19 @@ let tmpCounter = 0;
 export class LogStore {
   readonly dir: string;
   readonly #onRedact: RedactionListener | undefined;
+  readonly #dirSync: DirSync;
+  #dirMade = false;
 
   constructor(dataDir: string, opts: StoreOptions = {}) {
     this.dir = resolve(dataDir, 'sessions');
     this.#onRedact = opts.onRedact;
+    this.#dirSync = new DirSync(this.dir);
+  }
+
+  async #ensureDir(): Promise<void> {
+    if (this.#dirMade) return;
+    await mkdir(this.dir, { recursive: true });
+    this.#dirMade = true;
   }
 
   file(id: string): string {
@@ -110,10 +119,19 @@ export class LogStore {
       if (!opts.create && !(await this.exists(id))) {
         throw new ProxyError('session_not_found', { session: id, file: this.file(id) });
       }
-      await mkdir(this.dir, { recursive: true });
+      await this.#ensureDir();
       lock = await acquireLock(this.lockFile(id), file);
-      const created = await createIfMissing(file);
-      if (created) await syncDir(this.dir);
+      if (opts.create) {
+        // A new session's log: created and opened for appending in one call, nothing to read.
+        fh = await createExclusive(file);
+        if (fh !== undefined) {
+          await this.#dirSync.sync();
+          return new SessionLog({
+            id, file, fh, lock, events: [], offsets: [], size: 0, repaired: undefined, lastSeq: 0,
+            onRedact: this.#onRedact, onClose: () => openHere.delete(file),
+          });
+        }
+      }
       const read = await readLog(file, readOptions(opts));
       if (read.torn !== undefined) {
         await truncate(file, read.torn.offset);
@@ -196,22 +214,49 @@ function readOptions(opts: OpenOptions): ReadOptions {
   return out;
 }
 
-async function createIfMissing(file: string): Promise<boolean> {
+/** Opened for appending if this call created it; undefined if it existed. */
+async function createExclusive(file: string): Promise<FileHandle | undefined> {
   try {
-    await writeFile(file, '', { flag: 'wx' });
-    return true;
+    return await open(file, 'ax');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
     throw err;
   }
 }
 
-/** A new file's directory entry is durable only once the directory is synced. */
-async function syncDir(dir: string): Promise<void> {
-  const fh = await open(dir, 'r');
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
+/**
+ * A new file's directory entry is durable only once the directory is synced. Sessions created
+ * together share one fsync of the directory (group commit, as for the logs): a caller waits for
+ * an fsync that started after it asked.
+ */
+class DirSync {
+  readonly #dir: string;
+  #running: Promise<void> | undefined;
+  #next: Promise<void> | undefined;
+
+  constructor(dir: string) {
+    this.#dir = dir;
+  }
+
+  sync(): Promise<void> {
+    if (this.#running === undefined) {
+      this.#running = this.#once().finally(() => (this.#running = undefined));
+      return this.#running;
+    }
+    // One is running, begun before this call: wait for it, then share the next.
+    this.#next ??= this.#running.catch(() => undefined).then(() => {
+      this.#next = undefined;
+      return this.sync();
+    });
+    return this.#next;
+  }
+
+  async #once(): Promise<void> {
+    const fh = await open(this.#dir, 'r');
+    try {
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
   }
 }
