@@ -49,6 +49,28 @@ describe('firstDifference', () => {
     expect(diff).toEqual({ index: 2, field: 'messages[2].content', cause: 'trim' });
   });
 
+  it('trim: a run of placeholders grew to name a later reply (window-v2)', () => {
+    const rounds = (log: LogBuilder, from: number, to: number) => {
+      for (let i = from; i < to; i++) {
+        log.reply({ calls: [`c${i}`], content: `step ${i}` });
+        log.tool(`c${i}`, 'r'.repeat(300));
+      }
+    };
+    const { a, b, diff } = pair(
+      (log) => {
+        log.user('task');
+        rounds(log, 0, 8);
+        log.send();
+      },
+      (log) => rounds(log, 8, 14),
+      { version: 'window-v2', high_water: 700, low_water: 100, max_result_tokens: 10_000, protected_entries: 2 },
+    );
+    expect(b.trimmed).toBe(true);
+    expect(a.request.messages[2]!.content).toMatch(/^\[elided seq=\d+-\d+\]$/);
+    expect(b.request.messages[2]!.content).toMatch(/^\[elided seq=\d+-\d+\]$/);
+    expect(diff).toEqual({ index: 2, field: 'messages[2].content', cause: 'trim' });
+  });
+
   it('system: the leading prompt changed', () => {
     const { diff } = pair(basic, (log) => log.system('sys v2'));
     expect(diff).toEqual({ index: 0, field: 'messages[0].content', cause: 'system' });
