@@ -30,6 +30,8 @@ export function describeProperties(version: WindowVersion): void {
     failures: fc.boolean(),
   });
   const small: GenOptions = { recipe: { version } };
+  // CPU-bound, and run once per version beside other suites on a shared 2-core machine.
+  const SLOW = 120_000;
   const merging = rulesOf(version).mergeElided;
 
   describe(`window properties over generated sessions (${version})`, () => {
@@ -65,7 +67,7 @@ export function describeProperties(version: WindowVersion): void {
       expect(totals.blocks).toBeGreaterThan(500);
       expect(totals.replays).toBeGreaterThan(2000);
       if (merging) expect(totals.merged).toBeGreaterThan(500);
-    });
+    }, SLOW);
 
     it('holds over many more sessions with the default small recipe (replay sampled)', () => {
       let sessions = 0;
@@ -86,7 +88,7 @@ export function describeProperties(version: WindowVersion): void {
       );
       expect(sessions).toBe(1200);
       expect(trims).toBeGreaterThan(200);
-    });
+    }, SLOW);
 
     it('replays long sessions (many trims, many placeholders)', () => {
       for (const seed of [11, 12]) {
