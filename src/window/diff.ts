@@ -56,12 +56,14 @@ export function firstDifference(prev: NeutralRequest, next: NeutralRequest, betw
 
 function messageCause(a: NeutralMessage, b: NeutralMessage, i: number, key: string, between: readonly LogEvent[]): BreakCause {
   if (i === 0 && (a.role === 'system' || b.role === 'system')) return 'system';
-  // A placeholder appears, or a run grows, only by elision, whatever else happened in between.
+  // A placeholder appears only by elision, whatever else happened in between.
   const before = span(a);
   const after = span(b);
-  if (after !== undefined && (before === undefined || (after.first <= before.first && after.last > before.last))) return 'trim';
+  if (after !== undefined && before === undefined) return 'trim';
   const fromEvents = eventCause(between);
   if (fromEvents !== undefined) return fromEvents;
+  // A run grows by a trim; after a rewrite it may also grow by resent entries that were elided.
+  if (after !== undefined && before !== undefined && after.first <= before.first && after.last > before.last) return 'trim';
   // A batch elided in this request loses its calls: the next message is one of its results.
   if (a.role === 'tool' && b.role !== 'tool') return 'trim';
   if (key === 'blocks') return 'model_switch';

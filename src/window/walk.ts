@@ -20,7 +20,8 @@
  * placeholder naming the first and last of them, `[elided seq=A-B]`, where the first one stood. A
  * tool result elided in place keeps its own placeholder, since its call still needs it; user
  * messages, summaries and replies still shown end a run. Runs change only when the elided set
- * does, that is at a trim (docs/decisions.md, Placeholders that do not pile up).
+ * does: at a trim, or when a rewritten history resends an elided entry, which comes back elided
+ * (docs/decisions.md, Placeholders that do not pile up).
  */
 import type { NeutralMessage, Origin } from '../core/types.js';
 import type { Entry, Rendered, WindowStats } from './entry.js';
@@ -106,7 +107,7 @@ export function walk(ctx: WalkContext, items: Rendering, from: number): Resume {
   const n = entries.length;
   let resume: Resume | undefined;
   // The run of elided replies being merged: pushed once its extent is known.
-  let run: { first: Entry; last: Entry } | undefined;
+  let run: { at: number; first: Entry; last: Entry } | undefined;
   const flush = (): void => {
     if (run === undefined) return;
     items.push({ kind: 'elided', entry: run.first, summary: undefined, r: run.first.elidedRun(run.last.seq, stats), batch: -1, results: undefined, open: false, last: run.last.seq });
@@ -125,7 +126,7 @@ export function walk(ctx: WalkContext, items: Rendering, from: number): Resume {
     } else if (e.role === 'tool') {
       i++; // an orphan: no batch right before it has its call
     } else if (ctx.mergeElided && e.role === 'assistant' && ctx.isElided(e.seq)) {
-      if (run === undefined) run = { first: e, last: e };
+      if (run === undefined) run = { at: i, first: e, last: e };
       else run.last = e;
       // An elided batch's results are left out; they and any orphans after it join the run.
       i = e.calls.length > 0 ? resultsEnd(ctx, i) : i + 1;
@@ -140,9 +141,13 @@ export function walk(ctx: WalkContext, items: Rendering, from: number): Resume {
       i++;
     }
   }
-  // A run at the end is final: an entry appended later is never elided (elisions name logged
-  // entries, and recording them makes the next build walk afresh), so it cannot join the run.
-  flush();
+  if (run !== undefined) {
+    // An entry appended later may be elided from the start (a resent entry that comes back
+    // elided) and join this run: the next walk resumes at the run, not after it.
+    const at = { item: items.length, entry: run.at };
+    flush();
+    return at;
+  }
   return resume ?? { item: items.length, entry: n };
 }
 

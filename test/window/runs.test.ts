@@ -210,9 +210,13 @@ describe('merged placeholders (window-v2)', () => {
     expect(contents(log.peek())).toEqual(['u1', `[elided seq=${a1}-${a2}]`]);
     log.tool('zz', 'an orphan: shown nowhere');
     expect(contents(log.peek())).toEqual(['u1', `[elided seq=${a1}-${a2}]`]);
+    // A resent entry that was elided comes back elided as it is appended, and joins the run.
+    const again = log.add({ type: 'client.msg', msg: { role: 'assistant', content: 'two' }, elided_as: a2 }).seq;
+    const fresh = () => foldEvents(log.events).build({ route: 'r', model: ORIGIN_A.model, origin: ORIGIN_A, params: {} });
+    expect(contents(log.peek())).toEqual(['u1', `[elided seq=${a1}-${again}]`]);
+    expect(log.peek()).toEqual(fresh());
     log.user('u2');
-    const live = log.peek();
-    expect(contents(live)).toEqual(['u1', `[elided seq=${a1}-${a2}]`, 'u2']);
-    expect(live).toEqual(foldEvents(log.events).build({ route: 'r', model: ORIGIN_A.model, origin: ORIGIN_A, params: {} }));
+    expect(contents(log.peek())).toEqual(['u1', `[elided seq=${a1}-${again}]`, 'u2']);
+    expect(log.peek()).toEqual(fresh());
   });
 });
