@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SONNET, measureAnthropicCache } from './anthropic-cache.js';
 import { measureCache, measureSharedCache } from './cache.js';
+import { longSessionSection } from './long-session.js';
 import { measureOverhead } from './overhead.js';
 import { logGrowthSection, liveMemorySection, startupSection, type Line } from './session-sections.js';
 import { fmt, pct } from './stats.js';
@@ -21,6 +22,7 @@ const { values: flags } = parseArgs({ options: { only: { type: 'string' }, 'drop
 /** Each section writes its part of the results; false when a figure is over its budget. */
 const SECTIONS: Record<string, (line: Line) => Promise<boolean>> = {
   window: windowSection,
+  'long-session': longSessionSection,
   cache: cacheSection,
   anthropic: anthropicSection,
   overhead: overheadSection,

@@ -5,7 +5,7 @@
  * hold slashes: `openrouter/anthropic/claude-sonnet-4.6`).
  */
 import { ProxyError } from '../core/errors.js';
-import type { Recipe } from '../core/events.js';
+import { NEW_SESSION_WINDOW_VERSION, type Recipe } from '../core/events.js';
 import type { DialectRoute } from '../core/route.js';
 import { presetOf, type CacheControlMode, type CacheKeyMode, type PresetName } from './presets.js';
 import type { Config, ModelConfig, Price, ProviderConfig, Timeouts } from './types.js';
@@ -124,7 +124,7 @@ function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig): 
   dialect.numCtx = s.context;
   if (model.keepAlive !== undefined) dialect.keepAlive = model.keepAlive;
   const recipe: Recipe = {
-    version: 'window-v1',
+    version: NEW_SESSION_WINDOW_VERSION,
     route: name,
     context: s.context,
     output_reserve: s.output_reserve,
