@@ -14,7 +14,11 @@ import { capToolResult } from './cap.js';
 
 export interface Rendered {
   readonly msg: NeutralMessage;
-  /** canonicalJson(msg) */
+  /**
+   * canonicalJson(msg), made when asked and not kept: the digest hashes an entry's text once and
+   * then resumes past it, so a live session holds its conversation once rather than once more as
+   * canonical text (docs/decisions.md, Memory follows live sessions).
+   */
   readonly text: string;
   /** estimateMessageTokens(msg) */
   readonly est: number;
@@ -30,7 +34,15 @@ export interface WindowStats {
 
 export function render(msg: NeutralMessage, stats: WindowStats): Rendered {
   stats.rendered++;
-  return { msg: Object.freeze(msg), text: canonicalJson(msg), est: estimateMessageTokens(msg) };
+  return new RenderedMessage(Object.freeze(msg), estimateMessageTokens(msg));
+}
+
+class RenderedMessage implements Rendered {
+  constructor(readonly msg: NeutralMessage, readonly est: number) {}
+
+  get text(): string {
+    return canonicalJson(this.msg);
+  }
 }
 
 /** `[elided seq=N]`, or `[elided seq=A-B]` for a merged run of elided replies (window-v2). */

@@ -147,7 +147,7 @@ export class WindowState {
     // Copies of stored arrays, not maps over the items: the common build stays O(new entries)
     // but for these two pointer copies (and DigestChain's own).
     const request: NeutralRequest = { messages: cache.rendering.msgs.slice(), model: input.model, params, tools: this.#tools };
-    const digest = this.#chain.digest(cache.rendering.texts, { model: input.model, params, tools: this.#tools });
+    const digest = this.#chain.digest(cache.rendering.rendered, { model: input.model, params, tools: this.#tools });
     return { request, digest, elided, estTokens: cache.rendering.est + this.#toolsEst, estBeforeTrim, trimmed: elided.length > 0 };
   }
 

@@ -55,7 +55,8 @@ export interface Item extends ItemFields {
 export class Rendering {
   readonly items: Item[] = [];
   readonly msgs: NeutralMessage[] = [];
-  readonly texts: string[] = [];
+  /** What the digest hashes: each item's rendering, its text made when hashed. */
+  readonly rendered: Rendered[] = [];
 
   get length(): number {
     return this.items.length;
@@ -70,14 +71,14 @@ export class Rendering {
     // One literal, always in this order: every item has the same shape.
     this.items.push({ kind: f.kind, entry: f.entry, summary: f.summary, r: f.r, batch: f.batch, results: f.results, open: f.open, last: f.last, cum });
     this.msgs.push(f.r.msg);
-    this.texts.push(f.r.text);
+    this.rendered.push(f.r);
     return this.items.length - 1;
   }
 
   truncate(n: number): void {
     this.items.length = n;
     this.msgs.length = n;
-    this.texts.length = n;
+    this.rendered.length = n;
   }
 }
 
