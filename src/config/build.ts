@@ -41,6 +41,7 @@ export const DEFAULT_IDLE_MINUTES = 30;
 /** Live sessions and the log bytes they may hold (docs/decisions.md, Memory follows live sessions). */
 export const DEFAULT_MAX_LIVE = 256;
 export const DEFAULT_MAX_LIVE_MB = 512;
+export const DEFAULT_WIRE_CACHE_MB = 4;
 const SIM = 'sim';
 
 export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
@@ -86,6 +87,7 @@ export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
     idleMinutes: file.sessions?.idle_minutes ?? DEFAULT_IDLE_MINUTES,
     maxLive: file.sessions?.max_live ?? DEFAULT_MAX_LIVE,
     maxLiveMb: file.sessions?.max_live_mb ?? DEFAULT_MAX_LIVE_MB,
+    wireCacheMb: file.sessions?.wire_cache_mb ?? DEFAULT_WIRE_CACHE_MB,
   };
   return {
     file: ctx.fromFile ? ctx.file : undefined,

@@ -116,6 +116,8 @@ export interface SessionsConfig {
   maxLive: number;
   /** Log bytes the live sessions may hold in memory together, in MiB. */
   maxLiveMb: number;
+  /** Messages' wire serialisations kept between requests, in MiB. */
+  wireCacheMb: number;
 }
 
 export interface Config {

@@ -16,6 +16,18 @@ export interface EncodeOptions {
   stream: boolean;
   /** Reads an image from the blob store by its SHA-256 (the window's messages hold no pixels). */
   resolveImage: (sha256: string) => ResolvedImage;
+  /**
+   * Keeps a message's wire serialisation from one request to the next (the window hands the same
+   * frozen message object for an unchanged entry), bounded by the proxy; without it each request
+   * serialises every message.
+   */
+  memo?: SerialisationMemo;
+}
+
+/** Wire text per message object and per variant (the route options that shape it). */
+export interface SerialisationMemo {
+  get(msg: object, variant: string): string | undefined;
+  set(msg: object, variant: string, text: string): void;
 }
 
 /** An upstream error, read from an HTTP error body or from an error event in a stream. */

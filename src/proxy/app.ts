@@ -15,6 +15,7 @@ import type { InboundDialect } from '../dialects/types.js';
 import { handleRequest, routeLabels, UNROUTED } from './pipeline.js';
 import type { ImageStore } from './images.js';
 import { RetrySignals } from './retries.js';
+import { WireMemo } from './wire-memo.js';
 import type { Upstreams } from './upstream.js';
 
 /** The inbound wire of each conversation endpoint, so that its errors are answered in that wire's shape. */
@@ -28,12 +29,18 @@ export interface AppDeps {
   metrics: Metrics;
   /** Remembers idempotency keys; made here when not given. */
   retries?: RetrySignals;
+  /** Keeps wire serialisations between requests; made here from the config when not given. */
+  wireMemo?: WireMemo;
   now: () => Date;
   logger?: boolean;
 }
 
 export function buildApp(given: AppDeps): FastifyInstance {
-  const deps: AppDeps = { ...given, retries: given.retries ?? new RetrySignals() };
+  const deps: AppDeps = {
+    ...given,
+    retries: given.retries ?? new RetrySignals(),
+    wireMemo: given.wireMemo ?? new WireMemo(given.config.sessions.wireCacheMb * 2 ** 20),
+  };
   const app = Fastify({ logger: deps.logger ?? false, bodyLimit: deps.config.bodyLimit });
 
   // Parse JSON ourselves: one parse, and an OpenAI-shaped 400 naming what was wrong.
