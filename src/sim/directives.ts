@@ -1,5 +1,6 @@
 /**
- * Directives that drive a reply, written in the last message's text:
+ * Directives that drive a reply, written in the last turn's text (the messages after the last
+ * assistant reply):
  *   [[call NAME JSONARGS]]  one tool call (several = parallel calls)
  *   [[say TEXT]]            reply text (several are joined by newlines)
  *   [[think TEXT]]          reasoning text

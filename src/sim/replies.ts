@@ -43,7 +43,7 @@ export interface ReplyPlan {
 const FILLER = ['lor ', 'ips ', 'dol ', 'sit ', 'amt ', 'con ', 'adi ', 'eli '];
 
 export function planReply(messages: readonly WireMessage[], digest: string, mode: ModeSpec): ReplyPlan {
-  const directives = parseDirectives(contentText(messages.at(-1)?.content));
+  const directives = parseDirectives(lastTurnText(messages));
   const of = <K extends Directive['kind']>(kind: K) =>
     directives.filter((d): d is Extract<Directive, { kind: K }> => d.kind === kind);
 
@@ -79,6 +79,18 @@ export function planReply(messages: readonly WireMessage[], digest: string, mode
     failure: failure === undefined ? null : failure.kind === 'error' ? { kind: 'error', status: failure.status } : { kind: 'overflow' },
     details: null,
   };
+}
+
+/**
+ * The text of the last turn: the messages after the last assistant reply (a user message, tool
+ * results, and the system messages an agent puts between them, as Claude Code does), as the
+ * Anthropic wire reads its last turn.
+ */
+function lastTurnText(messages: readonly WireMessage[]): string {
+  let from = messages.length;
+  while (from > 0 && messages[from - 1]!.role !== 'assistant') from--;
+  if (from === messages.length) return contentText(messages.at(-1)?.content);
+  return messages.slice(from).map((m) => contentText(m.content)).join('\n');
 }
 
 function filler(tokens: number, digest: string): string {

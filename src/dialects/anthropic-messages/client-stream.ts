@@ -7,7 +7,7 @@
  * `message_start` waits for the first delta that is not usage, so it carries the input and cache
  * figures an Anthropic upstream sent in its own `message_start`. A thinking block streams its text
  * as it comes; the upstream's signed block (a `block` delta, at its stop) then closes it with its
- * signature, and the blank line the decoder puts between two blocks' text is not shown again. A
+ * signature, and the blank line the decoder puts before a later block's text is not shown again. A
  * signed block whose text was not streamed (`display: omitted`, an answer from the log) goes whole.
  */
 import type { NeutralReply, Usage } from '../../core/types.js';
@@ -27,8 +27,8 @@ export function createEventRenderer(meta: ReplyMeta): EventRenderer {
   let started = false;
   let index = -1;
   let open: Open | undefined;
-  /** A signed thinking block just closed: the decoder's separator before the next one's text is dropped. */
-  let afterSigned = false;
+  /** A thinking block was shown: the decoder's separator before the next block's text is not shown again. */
+  let thinkingShown = false;
   let calls = 0;
   let finish: NeutralReply['finish_reason'] = null;
   let usage: Usage | undefined;
@@ -77,7 +77,7 @@ export function createEventRenderer(meta: ReplyMeta): EventRenderer {
     }
     if (typeof data.signature === 'string') delta({ type: 'signature_delta', signature: data.signature });
     close();
-    afterSigned = true;
+    thinkingShown = true;
   };
 
   return {
@@ -91,9 +91,7 @@ export function createEventRenderer(meta: ReplyMeta): EventRenderer {
         if (d.type === 'finish') finish ??= d.reason;
         return out;
       }
-      const separator = afterSigned && d.type === 'thinking' && d.text === THINKING_SEPARATOR;
-      afterSigned = false;
-      if (separator) return out;
+      if (d.type === 'thinking' && d.text === THINKING_SEPARATOR && thinkingShown && open?.kind !== 'thinking') return out;
       start();
       switch (d.type) {
         case 'content':
@@ -103,6 +101,7 @@ export function createEventRenderer(meta: ReplyMeta): EventRenderer {
         case 'thinking':
           if (open?.kind !== 'thinking') begin({ type: 'thinking', thinking: '', signature: '' }, { kind: 'thinking', text: '' });
           (open as { text: string }).text += d.text;
+          thinkingShown = true;
           delta({ type: 'thinking_delta', thinking: d.text });
           break;
         case 'block':

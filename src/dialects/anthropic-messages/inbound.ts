@@ -6,14 +6,12 @@
  * `thinking.display`, `context_management` and other beta body fields. The client's
  * `anthropic-beta` and `anthropic-version` headers go to an Anthropic upstream only.
  */
-import type { ClientRequest, InboundDialect, ReplyMeta } from '../types.js';
+import type { ClientRequest, ImageSink, InboundDialect, ReplyMeta } from '../types.js';
 import { bearerOf } from '../wire-headers.js';
-import { renderError, renderMessage } from './client-render.js';
+import { messageEvent, renderError, renderMessage } from './client-render.js';
 import { createEventRenderer } from './client-stream.js';
 import { idFields, toConversation, toParams, toTools } from './inbound-convert.js';
 import { parseMessagesRequest, type ParsedMessages } from './inbound-parse.js';
-import { messageEvent } from './client-render.js';
-import type { ImageSink } from '../types.js';
 
 function toClientRequest(parsed: ParsedMessages, images: ImageSink): ClientRequest {
   const conversation = toConversation(parsed, images);
