@@ -82,15 +82,16 @@ export function planReply(messages: readonly WireMessage[], digest: string, mode
 }
 
 /**
- * The text of the last turn: the messages after the last assistant reply (a user message, tool
- * results, and the system messages an agent puts between them, as Claude Code does), as the
- * Anthropic wire reads its last turn.
+ * The text the directives are read from: the last message that is not a system message (an agent
+ * may put one after the user's, as Claude Code does with its environment), and when that is a user
+ * message, the tool results right before it (one Anthropic user turn: results, then text).
  */
 function lastTurnText(messages: readonly WireMessage[]): string {
-  let from = messages.length;
-  while (from > 0 && messages[from - 1]!.role !== 'assistant') from--;
-  if (from === messages.length) return contentText(messages.at(-1)?.content);
-  return messages.slice(from).map((m) => contentText(m.content)).join('\n');
+  let end = messages.length;
+  while (end > 1 && messages[end - 1]!.role === 'system') end--;
+  let from = end - 1;
+  if (messages[from]?.role === 'user') while (from > 0 && messages[from - 1]!.role === 'tool') from--;
+  return messages.slice(Math.max(from, 0), end).map((m) => contentText(m.content)).join('\n');
 }
 
 function filler(tokens: number, digest: string): string {
