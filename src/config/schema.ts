@@ -115,6 +115,7 @@ export const windowSchema = table({
   low_water: positiveInt().optional(),
   max_result_tokens: positiveInt().optional(),
   protected_entries: nonNegativeInt().optional(),
+  volatile_lines: z.array(text('a regular expression'), { error: 'expected a list of regular expressions' }).optional(),
 });
 
 export const sessionsSchema = table({

@@ -132,6 +132,8 @@ export interface Config {
   providers: Record<string, ProviderConfig>;
   models: Record<string, ModelConfig>;
   window: WindowDefaults;
+  /** `[window] volatile_lines`: system-prompt lines kept out of the log (window/volatile-lines.ts). */
+  volatileLines: { sources: string[]; patterns: RegExp[] };
   /** Sizes of a `provider/model` route that no `[models]` entry names. */
   defaultSizes: WindowSizes;
   sessions: SessionsConfig;

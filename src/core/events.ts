@@ -35,6 +35,11 @@ export interface Recipe {
   estimator: 'bytes/3';
   system: 'follow' | 'append';
   client_drops: 'follow' | 'absorb';
+  /**
+   * Patterns of system-prompt lines taken out before the log (`[window] volatile_lines`): what the
+   * log holds, and so what replay rebuilds, is the prompt without them. Absent in older logs: none.
+   */
+  volatile_lines?: string[];
 }
 
 /** Why a request's prefix differs from its predecessor's (docs/architecture.md section 8). */

@@ -3,7 +3,7 @@
  * decodes an upstream stream into. Wire shapes stay inside each dialect's `wire-types.ts`.
  */
 import type { ProxyError } from '../core/errors.js';
-import type { FinishReason, ImagePart, NeutralMessage, NeutralReply, NeutralRequest, RequestParams, ToolSpec, Usage } from '../core/types.js';
+import type { FinishReason, ImagePart, NeutralMessage, NeutralReply, NeutralRequest, OpaqueBlock, RequestParams, ToolSpec, Usage } from '../core/types.js';
 import type { DialectRoute, EncodedRequest, WireFormat, WireHints } from '../core/route.js';
 import type { Framing, StreamEvent } from './stream-decoder.js';
 
@@ -54,6 +54,12 @@ export type StreamDelta =
   | { type: 'finish'; reason: FinishReason }
   /** Usage so far; some upstreams send it more than once, the last one holds. */
   | { type: 'usage'; usage: Usage }
+  /**
+   * An opaque reasoning block, complete, where it stood among the reply's parts (after the thinking
+   * text it carries went out as `thinking` deltas). Only a wire that can show it (Anthropic's signed
+   * thinking) reads it; the others have the text already.
+   */
+  | { type: 'block'; block: OpaqueBlock }
   /** An error event from the upstream after the stream had started (HTTP status was already 200). */
   | { type: 'error'; error: UpstreamError };
 
@@ -94,6 +100,16 @@ export interface Dialect {
    * on Anthropic's). Kept apart from `encodeRequest` so the key never reaches the log or a digest.
    */
   authHeaders(apiKey: string): Record<string, string>;
+  /**
+   * Client request headers that mean something on this wire and go to its upstream as the client
+   * sent them (Anthropic's `anthropic-beta`, `anthropic-version`), unless config sets them. Lower case.
+   */
+  clientHeaders?: readonly string[];
+  /**
+   * A client's token-count request of this same wire, for this upstream (its model, its headers);
+   * absent where the wire has no count endpoint. The credential is added by the caller.
+   */
+  encodeCountTokens?(clientBody: Record<string, unknown>, route: DialectRoute): EncodedRequest;
 }
 
 /**
@@ -139,10 +155,27 @@ export interface ClientStream {
   error(err: ProxyError): string;
 }
 
+/** Request headers as node gives them. */
+export type ClientHeaders = Readonly<Record<string, string | string[] | undefined>>;
+
+/** A token count for a client that asks for one, in its wire's shapes. */
+export interface CountTokensEndpoint {
+  path: string;
+  /** The body as the conversation endpoint reads it (less what only a reply needs, like `max_tokens`). */
+  parse(body: unknown, images: ImageSink): ClientRequest;
+  /** The answer, when the proxy counted (estimated) it itself. */
+  render(inputTokens: number): unknown;
+}
+
 /** The client's side of a wire: read its request, answer in its shapes. Pure, like the rest of a dialect. */
 export interface InboundDialect {
+  /** The wire format, so that an upstream error of the same wire can go back as it was. */
+  wire: WireFormat;
   /** The endpoint paths this wire's clients post to. */
   paths: readonly string[];
+  /** The credential the client sent, in the header this wire's clients use; passed through when the provider has none. */
+  apiKey(headers: ClientHeaders): string | undefined;
+  countTokens?: CountTokensEndpoint;
   /** Validate and read a parsed JSON body; throws a ProxyError (4xx) naming the bad field. */
   parse(body: unknown, images: ImageSink): ClientRequest;
   renderReply(reply: NeutralReply, meta: ReplyMeta): unknown;

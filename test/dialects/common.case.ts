@@ -17,7 +17,7 @@ import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { DialectRoute } from '../../src/core/route.js';
-import type { NeutralReply, ToolCall, Usage } from '../../src/core/types.js';
+import type { NeutralReply, OpaqueBlock, ToolCall, Usage } from '../../src/core/types.js';
 import { createEventDecoder } from '../../src/dialects/stream-decoder.js';
 import type { Dialect, StreamDelta, UpstreamError } from '../../src/dialects/types.js';
 import { replayThroughOpenAISdk } from './sdk-client.js';
@@ -84,7 +84,12 @@ function foldDeltas(deltas: StreamDelta[]) {
   let finish: string | null = null;
   let usage: Usage | undefined;
   const errors: UpstreamError[] = [];
+  const blocks: OpaqueBlock[] = [];
   for (const d of deltas) {
+    if (d.type === 'block') {
+      blocks.push(d.block);
+      continue;
+    }
     if (d.type === 'content') content += d.text;
     else if (d.type === 'thinking') thinking += d.text;
     else if (d.type === 'tool_call_start') {
@@ -98,9 +103,9 @@ function foldDeltas(deltas: StreamDelta[]) {
       expect(finish, 'one finish delta').toBeNull();
       finish = d.reason;
     } else if (d.type === 'usage') usage = d.usage;
-    else errors.push(d.error);
+    else if (d.type === 'error') errors.push(d.error);
   }
-  return { content, thinking, calls, finish, usage, errors };
+  return { content, thinking, calls, finish, usage, errors, blocks };
 }
 
 const readJson = <T>(file: string): T => JSON.parse(readFileSync(file, 'utf8')) as T;
@@ -168,6 +173,8 @@ export function runDialectSuite(suite: DialectSuite): void {
               expect(folded.thinking, how).toBe(reply.thinking ?? '');
               expect(folded.calls, how).toStrictEqual(reply.tool_calls ?? []);
               expect(folded.usage, how).toStrictEqual(reply.usage);
+              // A wire whose stream hands out its opaque blocks hands out each, whole and in order.
+              if (folded.blocks.length > 0) expect(folded.blocks, how).toStrictEqual(reply.blocks);
               if (folded.errors.length === 0) expect(folded.finish, how).toBe(reply.finish_reason);
               if (errorFile !== undefined) expect(folded.errors, how).toStrictEqual([readJson(errorFile)]);
               else expect(folded.errors, how).toStrictEqual([]);

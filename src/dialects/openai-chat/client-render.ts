@@ -124,6 +124,9 @@ export function createChunkRenderer(meta: ClientMeta & { includeUsage: boolean }
         case 'error':
           // Written by the proxy as an error frame (see the file comment).
           break;
+        case 'block':
+          // Opaque blocks are not shown on this wire: their text came as reasoning_content.
+          break;
       }
       return out;
     },
