@@ -1,27 +1,26 @@
 /**
  * `npm run bench`: every benchmark in one run, side by side, written to bench/RESULTS.md.
  * The machine is shared and noisy: figures are medians, and comparisons are ratios measured in
- * the same run.
+ * the same run. `npm run bench -- --only peers,window` measures only the sections named and puts
+ * them in place of their old text in RESULTS.md, keeping the others.
  */
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { SONNET, measureAnthropicCache } from './anthropic-cache.js';
 import { measureCache, measureSharedCache } from './cache.js';
 import { measureOverhead } from './overhead.js';
+import { measurePeers, renderPeers } from './peers.js';
 import { fmt, pct } from './stats.js';
 import { measureWindowCost } from './window-cost.js';
 
-const out: string[] = [];
-const line = (s = '') => out.push(s);
+type Line = (s?: string) => void;
 
-async function main(): Promise<void> {
-  const started = new Date();
-  line('# Benchmark results');
-  line();
-  line(`Written by \`npm run bench\` (bench/run.ts) on ${started.toISOString()}; Node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}). Do not edit by hand.`);
-  line();
+/** Each section writes its text and says whether it kept its budget (false fails the run). */
+const SECTIONS: Record<string, (line: Line) => Promise<boolean>> = { window: windowSection, cache: cacheSection, anthropic: anthropicSection, overhead: overheadSection, peers: peersSection };
 
+async function windowSection(line: Line): Promise<boolean> {
   measureWindowCost([100], 3); // warm the JIT before measuring
   const rows = measureWindowCost([10, 100, 1000], 15);
   const base = rows[0]!;
@@ -40,7 +39,10 @@ async function main(): Promise<void> {
   line();
   line(`1000-request next request costs ${fmt(ratio, 2)}x the 10-request one (budget: under 3x) — ${ratio < 3 ? 'within budget' : 'OVER BUDGET'}.`);
   line();
+  return ratio < 3;
+}
 
+async function cacheSection(line: Line): Promise<boolean> {
   const cache = [...(await measureCache(50, 7, 4)), ...(await measureCache(50, 7, 16)), ...(await measureSharedCache(8, 50, 4, 1000))];
   line('## Cache: a 50-request agent session, simulator replicas with caches of their own, random routing without a key');
   line();
@@ -57,7 +59,10 @@ async function main(): Promise<void> {
     line(`| ${c.path} | ${c.requests} | ${c.prompt} | ${c.cached} | ${c.ideal} | ${pct(c.cached, c.ideal)} | ${pct(c.cached, c.prompt)} |`);
   }
   line();
+  return true;
+}
 
+async function anthropicSection(line: Line): Promise<boolean> {
   const anthropic = await measureAnthropicCache(60, 11);
   line('## Cache: Anthropic-style upstream (caches only when asked), a 60-request agent trace');
   line();
@@ -75,7 +80,10 @@ async function main(): Promise<void> {
   const direct = anthropic[2]!;
   line(`With cache_control the proxy's trace costs ${fmt(withCc.cost, 4)} USD against ${fmt(direct.cost, 4)} USD sent direct without it (${fmt(direct.cost / withCc.cost, 2)}x).`);
   line();
+  return true;
+}
 
+async function overheadSection(line: Line): Promise<boolean> {
   const overhead = await measureOverhead(100, 3000);
   line('## Overhead: the simulator alone against the proxy in front of it');
   line();
@@ -90,11 +98,47 @@ async function main(): Promise<void> {
   line();
   line(`Added per agent request at the median: ${fmt(overhead[1]!.agentP50 - overhead[0]!.agentP50, 2)} ms.`);
   line();
+  return true;
+}
 
+/** The peers report their targets met or not in their text; a target missed does not fail the run. */
+async function peersSection(line: Line): Promise<boolean> {
+  const started = new Date();
+  for (const l of renderPeers(await measurePeers(), started)) line(l);
+  return true;
+}
+
+const open = (name: string) => `<!-- bench:${name} -->`;
+const close = (name: string) => `<!-- /bench:${name} -->`;
+
+/** Puts a section's new text in place of its old one (between its markers), or at the end when it has none yet. */
+function mergeSection(doc: string, name: string, text: string): string {
+  const block = `${open(name)}\n${text}${close(name)}\n`;
+  const from = doc.indexOf(open(name));
+  const to = doc.indexOf(close(name));
+  if (from < 0 || to < from) return `${doc.trimEnd()}\n\n${block}`;
+  return doc.slice(0, from) + block + doc.slice(to + close(name).length + 1);
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { only: { type: 'string' } } });
+  const names = values.only?.split(',') ?? Object.keys(SECTIONS);
+  for (const name of names) if (!Object.hasOwn(SECTIONS, name)) throw new Error(`bench: unknown section "${name}" (one of ${Object.keys(SECTIONS).join(', ')})`);
   const file = join(import.meta.dirname, '..', '..', 'bench', 'RESULTS.md');
-  await writeFile(file, out.join('\n') + '\n');
-  process.stdout.write(out.join('\n') + '\n');
-  if (ratio >= 3) process.exitCode = 1;
+  const started = new Date();
+  let doc = values.only === undefined
+    ? `# Benchmark results\n\nWritten by \`npm run bench\` (bench/run.ts) on ${started.toISOString()}; Node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}). Do not edit by hand.\n`
+    : await readFile(file, 'utf8');
+  let ok = true;
+  for (const name of names) {
+    const out: string[] = [];
+    ok = (await SECTIONS[name]!((s = '') => out.push(s))) && ok;
+    const text = out.join('\n') + '\n';
+    process.stdout.write(text);
+    doc = mergeSection(doc, name, text);
+  }
+  await writeFile(file, doc);
+  if (!ok) process.exitCode = 1;
 }
 
 await main();
