@@ -9,7 +9,7 @@
  * naming this process (one owner, one close; share the SessionLog instead); across processes the
  * lock file decides (lock.ts). Readers (`read`, or `readLog` on `file(id)`) take no lock.
  */
-import { mkdir, open, readdir, readFile, rename, stat, truncate, unlink, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, stat, truncate, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ProxyError } from '../core/errors.js';
 import { acquireLock, type FileLock } from './lock.js';
@@ -179,19 +179,18 @@ export class LogStore {
     }
   }
 
-  /** Replaces the sidecar index atomically (temp file, fsync, rename). Meant for the lock holder. */
+  /**
+   * Replaces the sidecar index atomically (temp file, rename). Meant for the lock holder. Not
+   * synced: a sidecar is a hint its reader checks (JSON, the log's size), and one lost or torn in
+   * a crash costs a whole read of its log, never a wrong answer; a session leaving memory then
+   * costs no fsync.
+   */
   async writeIndex(id: string, value: unknown): Promise<void> {
     const file = this.indexFile(id);
-    await mkdir(this.dir, { recursive: true });
+    await this.#ensureDir();
     const tmp = `${file}.tmp-${process.pid}-${tmpCounter++}`;
     try {
-      const fh = await open(tmp, 'w');
-      try {
-        await fh.writeFile(JSON.stringify(value), 'utf8');
-        await fh.datasync();
-      } finally {
-        await fh.close();
-      }
+      await writeFile(tmp, JSON.stringify(value), 'utf8');
       await rename(tmp, file);
     } catch (err) {
       await unlink(tmp).catch(() => undefined);
