@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { ProxyError } from '../../core/errors.js';
 import { MAX_JSON_DEPTH, textDepth } from '../../core/json-depth.js';
 import { checkBodyDepth, issueError, requireObject } from '../client-body.js';
+import { isWellFormedMessage } from './inbound-shape.js';
 
 const text = z.string();
 const textPart = z.object({ type: z.literal('text'), text }).loose();
@@ -72,13 +73,16 @@ const chatRequest = z.object({
 }).loose();
 
 export type ChatRequest = z.infer<typeof chatRequest>;
+
+/** The schema of a message by role (the shape checks in inbound-shape.ts are held to these). */
+export const MESSAGE_SCHEMAS = { system: systemMessage, developer: systemMessage, user: userMessage, assistant: assistantMessage, tool: toolMessage } as const;
 export type ChatMessage =
   | z.infer<typeof systemMessage>
   | z.infer<typeof userMessage>
   | z.infer<typeof assistantMessage>
   | z.infer<typeof toolMessage>;
 
-const byRole = { system: systemMessage, developer: systemMessage, user: userMessage, assistant: assistantMessage, tool: toolMessage } as const;
+const byRole = MESSAGE_SCHEMAS;
 
 export interface ParsedChat {
   body: ChatRequest;
@@ -109,13 +113,15 @@ function checkArgumentsDepth(messages: readonly ChatMessage[]): void {
 }
 
 function parseMessage(raw: unknown, index: number): ChatMessage {
+  // The schema has no defaults or transforms: a message of a known shape is its own parse.
+  if (isWellFormedMessage(raw)) return raw as ChatMessage;
   const param = `messages[${index}]`;
   requireObject(raw, param);
   const role = (raw as { role?: unknown }).role;
   if (typeof role !== 'string') {
     throw new ProxyError('invalid_request', { detail: `Missing required parameter: '${param}.role'.` }, { param: `${param}.role` });
   }
-  if (!(role in byRole)) throw new ProxyError('unknown_role', { role, param: `${param}.role` }, { param: `${param}.role` });
+  if (!Object.hasOwn(byRole, role)) throw new ProxyError('unknown_role', { role, param: `${param}.role` }, { param: `${param}.role` });
   const parsed = byRole[role as keyof typeof byRole].safeParse(raw);
   if (!parsed.success) throw issueError(parsed.error.issues[0]!, param);
   return parsed.data as ChatMessage;
