@@ -9,10 +9,9 @@ import type { EventBody, LogEvent, Recipe } from '../core/events.js';
 import type { NeutralMessage, ToolSpec } from '../core/types.js';
 import type { LogStore, SessionLog } from '../log/store.js';
 import { readEventAt, readLog } from '../log/reader.js';
-import { redactDeep, redactText } from '../log/redact.js';
 import type { StartPoint } from '../window/index.js';
 import { mergeCatalog, restoreReply } from './additions.js';
-import { catalogCanonical, chainStart } from './fingerprint.js';
+import { Heads } from './heads.js';
 import { IncomingMessage } from './incoming.js';
 import { LiveSession } from './live-session.js';
 import { LiveSet } from './live-set.js';
@@ -45,6 +44,9 @@ export interface Incoming {
   retry?: string;
 }
 
+/** A request with its head in the log's terms (heads.ts). */
+type Resolved = Incoming & { catalog: string };
+
 export interface SessionManagerOptions {
   now: () => Date;
   /** Live sessions kept in memory beyond those in use (default 256). */
@@ -68,6 +70,7 @@ export class SessionManager {
   /** Sessions that left memory and whose logs are still closing (flushing, releasing the lock). */
   readonly #closing = new Map<string, Promise<void>>();
   readonly #damaged = new Map<string, string>();
+  readonly #heads = new Heads();
   readonly #idleMs: number | undefined;
   #sweeper: NodeJS.Timeout | undefined;
 
@@ -123,9 +126,10 @@ export class SessionManager {
   /** Find or make the session for a request and wait for its turn. Every way out releases what it took. */
   async begin(raw: Incoming): Promise<Turn> {
     // Compared, and appended, as the log holds them (docs/how-it-works.md, Sessions).
-    const req: Incoming = { ...raw, ...(raw.system === undefined ? {} : { system: redactText(raw.system).text }), tools: redactDeep(raw.tools).value };
+    const head = this.#heads.resolve(raw.system, raw.tools);
+    const req: Resolved = { ...raw, ...(head.system === undefined ? {} : { system: head.system }), tools: head.tools, catalog: head.catalog };
     const canon = req.messages.map((m) => new IncomingMessage(m));
-    const id = this.#locator.find({ explicitId: req.explicitId, h0: chainStart(req.system, req.tools), incoming: canon }, (x) => this.#live.peek(x)?.view);
+    const id = this.#locator.find({ explicitId: req.explicitId, h0: head.h0, incoming: canon }, (x) => this.#live.peek(x)?.view);
     const session = id === undefined ? undefined : await this.#loadOrForget(id);
     if (session === undefined) return this.#start(req, canon, undefined);
 
@@ -178,7 +182,7 @@ export class SessionManager {
    * divergence, unchanged, so its requests share the parent's prefix bytes (and cache); with a
    * parent and no plan (a side call), it starts empty under the parent's lineage.
    */
-  async #start(req: Incoming, canon: readonly IncomingMessage[], parent: { session: LiveSession; plan: Extract<Plan, { kind: 'fork' }> | undefined } | undefined): Promise<Turn> {
+  async #start(req: Resolved, canon: readonly IncomingMessage[], parent: { session: LiveSession; plan: Extract<Plan, { kind: 'fork' }> | undefined } | undefined): Promise<Turn> {
     const id = this.#newId();
     const log = await this.#store.open(id, { create: true });
     log.releaseEvents();
@@ -235,12 +239,12 @@ export class SessionManager {
   }
 
   /** Write what the request adds: a changed system prompt or catalog, then its new messages. */
-  #appendConversation(turn: Turn, req: Incoming, from: number, elided?: Map<string, number>, canon?: readonly IncomingMessage[]): void {
+  #appendConversation(turn: Turn, req: Resolved, from: number, elided?: Map<string, number>, canon?: readonly IncomingMessage[]): void {
     const session = turn.session;
     if (req.system !== undefined && req.system !== session.view.system) {
       turn.append({ type: 'client.msg', msg: { role: 'system', content: req.system }, head: true });
     }
-    if (catalogCanonical(req.tools) !== session.catalogCanonical) {
+    if (req.catalog !== session.catalogCanonical) {
       turn.append({ type: 'catalog', tools: mergeCatalog(session.view.tools, req.tools) });
     }
     for (let i = from; i < req.messages.length; i++) {
@@ -408,7 +412,7 @@ const DAMAGE = new Set(['log_malformed', 'session_not_found', 'unknown_recipe_ve
  * A request sharing the session's explicit id but nothing of its conversation, under another
  * system prompt: a side call (title generation, a compaction prompt), not a rewrite.
  */
-function isSideRequest(plan: Plan, req: Incoming, session: LiveSession): boolean {
+function isSideRequest(plan: Plan, req: Resolved, session: LiveSession): boolean {
   return req.explicitId !== undefined && plan.kind === 'rewrite' && plan.from === 0 && session.view.system !== undefined && req.system !== session.view.system;
 }
 
