@@ -5,7 +5,7 @@
  */
 import type { Config, Price } from '../config/types.js';
 import type { Usage } from '../core/types.js';
-import { costOf } from '../proxy/record.js';
+import { costOf } from './cost.js';
 
 /** Prices of a route (the `route` a request logged), or undefined when it has none. */
 export type PriceBook = (route: string) => Price | undefined;
