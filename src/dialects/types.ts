@@ -3,7 +3,7 @@
  * decodes an upstream stream into. Wire shapes stay inside each dialect's `wire-types.ts`.
  */
 import type { ProxyError } from '../core/errors.js';
-import type { FinishReason, ImagePart, NeutralMessage, NeutralReply, NeutralRequest, RequestParams, ToolSpec, Usage } from '../core/types.js';
+import type { FinishReason, ImagePart, NeutralMessage, NeutralReply, NeutralRequest, OpaqueBlock, RequestParams, ToolSpec, Usage } from '../core/types.js';
 import type { DialectRoute, EncodedRequest, WireFormat, WireHints } from '../core/route.js';
 import type { Framing, StreamEvent } from './stream-decoder.js';
 
@@ -42,6 +42,12 @@ export type StreamDelta =
   | { type: 'finish'; reason: FinishReason }
   /** Usage so far; some upstreams send it more than once, the last one holds. */
   | { type: 'usage'; usage: Usage }
+  /**
+   * An opaque block as soon as it is complete, in its place among the other deltas, so a client wire
+   * that carries it (Responses' encrypted reasoning) can send it where it stood. Only the Responses
+   * decoder sends these; every other dialect's blocks reach the log through `finish()` alone.
+   */
+  | { type: 'block'; block: OpaqueBlock }
   /** An error event from the upstream after the stream had started (HTTP status was already 200). */
   | { type: 'error'; error: UpstreamError };
 
@@ -105,6 +111,22 @@ export interface ClientRequest {
   params: RequestParams;
   /** Body fields an explicit session id may be read from (`[sessions] id_body_fields`), by name. */
   idFields: Record<string, unknown>;
+  /**
+   * The client asked for the upstream's opaque reasoning where its wire carries it (Responses'
+   * `include: ["reasoning.encrypted_content"]`). Absent: false.
+   */
+  opaqueReasoning?: boolean;
+  /**
+   * The logged reply this request continues (Responses' `previous_response_id`, read from an id the
+   * proxy issued): the proxy puts the conversation up to that reply before `messages`.
+   */
+  continues?: ReplyRef & { id: string };
+}
+
+/** Where a reply is logged: its session and the seq of the `llm.req` it answered. */
+export interface ReplyRef {
+  session: string;
+  seq: number;
 }
 
 /** What the proxy knows of an answer before it has one. */
@@ -114,6 +136,8 @@ export interface ReplyMeta {
   created: number;
   /** The model name as the client asked for it. */
   model: string;
+  /** Where the reply is logged, when it is (a wire whose reply ids name it reads this). */
+  logged?: ReplyRef;
 }
 
 /** A reply streamed to the client in its own wire's events. */
@@ -133,7 +157,7 @@ export interface InboundDialect {
   paths: readonly string[];
   /** Validate and read a parsed JSON body; throws a ProxyError (4xx) naming the bad field. */
   parse(body: unknown, images: ImageSink): ClientRequest;
-  renderReply(reply: NeutralReply, meta: ReplyMeta): unknown;
+  renderReply(reply: NeutralReply, meta: ReplyMeta, req: ClientRequest): unknown;
   openStream(meta: ReplyMeta, req: ClientRequest): ClientStream;
   /** An error as this wire's clients read it (the HTTP status is the error's own). */
   errorBody(err: ProxyError): unknown;

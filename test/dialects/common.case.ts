@@ -17,7 +17,7 @@ import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { DialectRoute } from '../../src/core/route.js';
-import type { NeutralReply, ToolCall, Usage } from '../../src/core/types.js';
+import type { NeutralReply, OpaqueBlock, ToolCall, Usage } from '../../src/core/types.js';
 import { createEventDecoder } from '../../src/dialects/stream-decoder.js';
 import type { Dialect, StreamDelta, UpstreamError } from '../../src/dialects/types.js';
 import { replayThroughOpenAISdk } from './sdk-client.js';
@@ -84,6 +84,7 @@ function foldDeltas(deltas: StreamDelta[]) {
   let finish: string | null = null;
   let usage: Usage | undefined;
   const errors: UpstreamError[] = [];
+  const blocks: OpaqueBlock[] = [];
   for (const d of deltas) {
     if (d.type === 'content') content += d.text;
     else if (d.type === 'thinking') thinking += d.text;
@@ -98,9 +99,10 @@ function foldDeltas(deltas: StreamDelta[]) {
       expect(finish, 'one finish delta').toBeNull();
       finish = d.reason;
     } else if (d.type === 'usage') usage = d.usage;
+    else if (d.type === 'block') blocks.push(d.block);
     else errors.push(d.error);
   }
-  return { content, thinking, calls, finish, usage, errors };
+  return { content, thinking, calls, finish, usage, errors, blocks };
 }
 
 const readJson = <T>(file: string): T => JSON.parse(readFileSync(file, 'utf8')) as T;
@@ -168,6 +170,8 @@ export function runDialectSuite(suite: DialectSuite): void {
               expect(folded.thinking, how).toBe(reply.thinking ?? '');
               expect(folded.calls, how).toStrictEqual(reply.tool_calls ?? []);
               expect(folded.usage, how).toStrictEqual(reply.usage);
+              // Block deltas (Responses' kept reasoning only) are the reply's blocks of that kind, in order.
+              expect(folded.blocks, how).toStrictEqual((reply.blocks ?? []).filter((b) => b.kind === 'responses.reasoning'));
               if (folded.errors.length === 0) expect(folded.finish, how).toBe(reply.finish_reason);
               if (errorFile !== undefined) expect(folded.errors, how).toStrictEqual([readJson(errorFile)]);
               else expect(folded.errors, how).toStrictEqual([]);

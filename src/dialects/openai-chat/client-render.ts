@@ -124,6 +124,9 @@ export function createChunkRenderer(meta: ClientMeta & { includeUsage: boolean }
         case 'error':
           // Written by the proxy as an error frame (see the file comment).
           break;
+        case 'block':
+          // Chat Completions has no field for opaque reasoning: the log keeps it.
+          break;
       }
       return out;
     },

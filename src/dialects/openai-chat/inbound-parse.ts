@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { ProxyError } from '../../core/errors.js';
-import { formatPath, MAX_JSON_DEPTH, pathDeeperThan, textDepth, valueDepth } from '../../core/json-depth.js';
+import { checkBodyDepth, checkTextDepth, fromIssue, requireObject } from '../client-input.js';
 
 const text = z.string();
 const textPart = z.object({ type: z.literal('text'), text }).loose();
@@ -86,9 +86,7 @@ export interface ParsedChat {
 
 /** Validate a parsed JSON body; throws a ProxyError naming the first bad field. */
 export function parseChatRequest(raw: unknown): ParsedChat {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    throw new ProxyError('invalid_request', { detail: 'The request body must be a JSON object.' });
-  }
+  requireObject(raw);
   checkBodyDepth(raw);
   const top = chatRequest.safeParse(raw);
   if (!top.success) throw fromIssue(top.error.issues[0]!);
@@ -97,29 +95,10 @@ export function parseChatRequest(raw: unknown): ParsedChat {
   return { body: top.data, messages };
 }
 
-/** A param names at most this many steps from the top: deeper steps say nothing more useful. */
-const PARAM_STEPS = 4;
-
-/**
- * Checked once here, so that nothing after (zod, the canonical form, redaction, JSON.stringify of
- * the upstream body and the log line) meets JSON nested past the stack (docs/decisions.md, A
- * nesting limit for client JSON).
- */
-function checkBodyDepth(raw: object): void {
-  if (valueDepth(raw, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH) return;
-  const param = formatPath(pathDeeperThan(raw, MAX_JSON_DEPTH)!.slice(0, PARAM_STEPS));
-  throw new ProxyError('json_too_deep', { param, limit: MAX_JSON_DEPTH }, { param });
-}
-
-/** Arguments are JSON in a string: session matching and the Anthropic and Ollama encoders parse them later. */
 function checkArgumentsDepth(messages: readonly ChatMessage[]): void {
   messages.forEach((msg, i) => {
     if (msg.role !== 'assistant' || msg.tool_calls === undefined) return;
-    msg.tool_calls.forEach((call, j) => {
-      if (textDepth(call.function.arguments, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH) return;
-      const param = `messages[${i}].tool_calls[${j}].function.arguments`;
-      throw new ProxyError('json_too_deep', { param, limit: MAX_JSON_DEPTH }, { param });
-    });
+    msg.tool_calls.forEach((call, j) => checkTextDepth(call.function.arguments, `messages[${i}].tool_calls[${j}].function.arguments`));
   });
 }
 
@@ -136,11 +115,4 @@ function parseMessage(raw: unknown, index: number): ChatMessage {
   const parsed = byRole[role as keyof typeof byRole].safeParse(raw);
   if (!parsed.success) throw fromIssue(parsed.error.issues[0]!, param);
   return parsed.data as ChatMessage;
-}
-
-function fromIssue(issue: z.core.$ZodIssue, prefix = ''): ProxyError {
-  const path = issue.path.reduce<string>((acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc === '' ? String(key) : `${acc}.${String(key)}`), prefix);
-  const missing = issue.code === 'invalid_type' && /received undefined/.test(issue.message);
-  const detail = missing ? `Missing required parameter: '${path}'.` : `Invalid value for '${path}': ${issue.message}.`;
-  return new ProxyError('invalid_request', { detail }, { param: path });
 }
