@@ -26,6 +26,11 @@ keep_reasoning = true
 provider = "rs"
 model = "gpt-sim"
 
+[models.gpt-other]
+provider = "rs"
+model = "gpt-sim-other"
+keep_reasoning = true
+
 [models.ds]
 provider = "ds"
 model = "deepseek-v4"
@@ -121,6 +126,28 @@ describe('a function-call loop to each upstream wire', () => {
     expect(wire(w, '/anthropic/v1/messages', from).map((r) => r.status)).toStrictEqual([200, 200, 200, 200, 200, 200]);
     expect(replies.at(-1)!.text).toBe('done');
     expectPrefixReads(await sessionWith(w, `${t}-sys`), false);
+  });
+});
+
+describe('encrypted reasoning goes back only to its origin', () => {
+  it('another model of the conversation gets none of it; moved back, the first gets it again', async () => {
+    const t = tag('ri-origin');
+    const tools = [{ type: 'function' as const, name: 'read_file', parameters: { type: 'object' }, strict: false }];
+    const base = { instructions: `${t} agent`, tools, store: false, prompt_cache_key: t, include: ['reasoning.encrypted_content' as const] };
+    const input: OpenAI.Responses.ResponseInputItem[] = [{ role: 'user', content: `${t} [[call read_file {"p":1}]]` }];
+    const from = w.tap.requests.length;
+    const first = await respond(w, { ...base, model: 'gpt', input: [...input] }, true);
+    const made = (first.output.find((i) => i.type === 'reasoning') as Encrypted).encrypted_content;
+    input.push(...(first.output as OpenAI.Responses.ResponseInputItem[]), { type: 'function_call_output', call_id: calls(first.output)[0]!.call_id, output: '[[call read_file {"p":2}]]' });
+    const second = await respond(w, { ...base, model: 'gpt-other', input: [...input] }, false);
+    input.push(...(second.output as OpenAI.Responses.ResponseInputItem[]), { type: 'function_call_output', call_id: calls(second.output)[0]!.call_id, output: '[[say back]]' });
+    await respond(w, { ...base, model: 'gpt', input: [...input] }, false);
+    const up = wire(w, '/v1/responses', from);
+    expect(up.map((r) => r.status)).toStrictEqual([200, 200, 200]);
+    const reasoningSent = (k: number) => (up[k]!.body.input as { type: string; encrypted_content?: string }[]).filter((i) => i.type === 'reasoning').map((i) => i.encrypted_content);
+    expect(reasoningSent(1)).toStrictEqual([]);
+    // Back on the first model: its own item comes back, the other model's does not.
+    expect(reasoningSent(2)).toStrictEqual([made]);
   });
 });
 
