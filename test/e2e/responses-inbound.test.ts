@@ -179,6 +179,17 @@ describe('previous_response_id', () => {
     expect(parentOf(fork[1])).toBe(origin[0]);
   });
 
+  it('a client retry of the last request is answered from the log under the same response id', async () => {
+    const t = tag('ri-retry');
+    const body = { model: 'gpt', input: `${t} [[say once]]`, prompt_cache_key: t, include: ['reasoning.encrypted_content' as const] };
+    const a = await respond(w, body, false);
+    const from = w.tap.requests.length;
+    const b = await respond(w, body, true, { 'x-stainless-retry-count': '1' });
+    expect(w.tap.requests.length).toBe(from);
+    expect([b.id, b.text]).toStrictEqual([a.id, 'once']);
+    expect(b.output).toStrictEqual(a.output);
+  });
+
   it('an id the proxy did not issue, or whose reply is not logged, is a 400 naming the field', async () => {
     for (const id of ['resp_abc', 'resp_20990101T000000Z-00000000_7']) {
       const err = await w.client.responses.create({ model: 'gpt', input: 'hi', previous_response_id: id }).catch((e: unknown) => e);
