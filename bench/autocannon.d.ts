@@ -17,10 +17,14 @@ declare module 'autocannon' {
   }
   interface Histogram {
     average: number;
+    total: number;
     p50: number;
     p99: number;
   }
   interface Result {
+    /** Seconds the run lasted. */
+    duration: number;
+    '2xx': number;
     requests: Histogram;
     latency: Histogram;
     non2xx: number;

@@ -1,61 +1,37 @@
 /**
  * `npm run bench`: every benchmark in one run, side by side, written to bench/RESULTS.md.
  * The machine is shared and noisy: figures are medians, and comparisons are ratios measured in
- * the same run. `--only a,b` runs the named sections and prints them without writing the file
- * (a partial run would replace the whole of it); `--drop-caches` drops the page cache before each
- * startup measurement (root only).
+ * the same run. `npm run bench -- --only peers,window` measures only the sections named and puts
+ * them in place of their old text in RESULTS.md, keeping the others; `--drop-caches` drops the page
+ * cache before each startup measurement (root only).
  */
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SONNET, measureAnthropicCache } from './anthropic-cache.js';
 import { measureCache, measureSharedCache } from './cache.js';
+import { longSessionSection } from './long-session.js';
 import { measureOverhead } from './overhead.js';
+import { measurePeers, renderPeers } from './peers.js';
 import { logGrowthSection, liveMemorySection, startupSection, type Line } from './session-sections.js';
 import { fmt, pct } from './stats.js';
 import { measureWindowCost } from './window-cost.js';
 
 const { values: flags } = parseArgs({ options: { only: { type: 'string' }, 'drop-caches': { type: 'boolean', default: false } } });
 
-/** Each section writes its part of the results; false when a figure is over its budget. */
+/** Each section writes its text and says whether it kept its budget (false fails the run). */
 const SECTIONS: Record<string, (line: Line) => Promise<boolean>> = {
   window: windowSection,
+  'long-session': longSessionSection,
   cache: cacheSection,
   anthropic: anthropicSection,
   overhead: overheadSection,
   'log-growth': logGrowthSection,
   startup: (line) => startupSection(line, { dropCaches: flags['drop-caches'] }),
   'live-memory': liveMemorySection,
+  peers: peersSection,
 };
-
-async function main(): Promise<void> {
-  const only = flags.only?.split(',').map((s) => s.trim()).filter((s) => s !== '');
-  const unknown = only?.filter((name) => !Object.hasOwn(SECTIONS, name)) ?? [];
-  if (unknown.length > 0) throw new Error(`bench: unknown section ${unknown.join(', ')}; sections: ${Object.keys(SECTIONS).join(', ')}`);
-  const out: string[] = [];
-  const line: Line = (s = '') => {
-    out.push(s);
-  };
-  const started = new Date();
-  line('# Benchmark results');
-  line();
-  line(`Written by \`npm run bench\` (bench/run.ts) on ${started.toISOString()}; Node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}). Do not edit by hand.`);
-  line();
-  let ok = true;
-  for (const [name, section] of Object.entries(SECTIONS)) {
-    if (only !== undefined && !only.includes(name)) continue;
-    if (!(await section(line))) ok = false;
-  }
-  if (only === undefined) {
-    const file = join(import.meta.dirname, '..', '..', 'bench', 'RESULTS.md');
-    await writeFile(file, out.join('\n') + '\n');
-  } else {
-    process.stderr.write(`bench: --only ${only.join(',')}: bench/RESULTS.md left as it was\n`);
-  }
-  process.stdout.write(out.join('\n') + '\n');
-  if (!ok) process.exitCode = 1;
-}
 
 async function windowSection(line: Line): Promise<boolean> {
   measureWindowCost([100], 3); // warm the JIT before measuring
@@ -136,6 +112,45 @@ async function overheadSection(line: Line): Promise<boolean> {
   line(`Added per agent request at the median: ${fmt(overhead[1]!.agentP50 - overhead[0]!.agentP50, 2)} ms.`);
   line();
   return true;
+}
+
+/** The peers report their targets met or not in their text; a target missed does not fail the run. */
+async function peersSection(line: Line): Promise<boolean> {
+  const started = new Date();
+  for (const l of renderPeers(await measurePeers(), started)) line(l);
+  return true;
+}
+
+const open = (name: string) => `<!-- bench:${name} -->`;
+const close = (name: string) => `<!-- /bench:${name} -->`;
+
+/** Puts a section's new text in place of its old one (between its markers), or at the end when it has none yet. */
+function mergeSection(doc: string, name: string, text: string): string {
+  const block = `${open(name)}\n${text}${close(name)}\n`;
+  const from = doc.indexOf(open(name));
+  const to = doc.indexOf(close(name));
+  if (from < 0 || to < from) return `${doc.trimEnd()}\n\n${block}`;
+  return doc.slice(0, from) + block + doc.slice(to + close(name).length + 1);
+}
+
+async function main(): Promise<void> {
+  const names = flags.only?.split(',').map((n) => n.trim()).filter((n) => n !== '') ?? Object.keys(SECTIONS);
+  for (const name of names) if (!Object.hasOwn(SECTIONS, name)) throw new Error(`bench: unknown section "${name}" (one of ${Object.keys(SECTIONS).join(', ')})`);
+  const file = join(import.meta.dirname, '..', '..', 'bench', 'RESULTS.md');
+  const started = new Date();
+  let doc = flags.only === undefined
+    ? `# Benchmark results\n\nWritten by \`npm run bench\` (bench/run.ts) on ${started.toISOString()}; Node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}). Do not edit by hand.\n`
+    : await readFile(file, 'utf8');
+  let ok = true;
+  for (const name of names) {
+    const out: string[] = [];
+    ok = (await SECTIONS[name]!((s = '') => out.push(s))) && ok;
+    const text = out.join('\n') + '\n';
+    process.stdout.write(text);
+    doc = mergeSection(doc, name, text);
+  }
+  await writeFile(file, doc);
+  if (!ok) process.exitCode = 1;
 }
 
 await main();

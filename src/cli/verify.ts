@@ -4,7 +4,7 @@
  * and its newly elided set equal what `llm.req` recorded. Nothing here reads config or a clock.
  */
 import { ProxyError } from '../core/errors.js';
-import type { EventOf, LogEvent } from '../core/events.js';
+import { WINDOW_VERSIONS, type EventOf, type LogEvent } from '../core/events.js';
 import type { NeutralRequest } from '../core/types.js';
 import { WindowState } from '../window/index.js';
 
@@ -87,7 +87,7 @@ function sameSet(a: readonly number[], b: readonly number[]): boolean {
 function withPlace(err: unknown, file: string, line: number): unknown {
   if (err instanceof ProxyError && err.code === 'unknown_recipe_version') {
     const version = /"([^"]*)"/.exec(err.message)?.[1] ?? '?';
-    return new ProxyError('unknown_recipe_version', { file, line, version, known: 'window-v1' });
+    return new ProxyError('unknown_recipe_version', { file, line, version, known: WINDOW_VERSIONS.join(', ') });
   }
   if (err instanceof ProxyError) return err;
   return new ProxyError('log_malformed', { file, line, detail: err instanceof Error ? err.message : String(err) });

@@ -41,7 +41,13 @@ export const DEFAULT_IDLE_MINUTES = 30;
 /** Live sessions and the log bytes they may hold (docs/decisions.md, Memory follows live sessions). */
 export const DEFAULT_MAX_LIVE = 256;
 export const DEFAULT_MAX_LIVE_MB = 512;
+export const DEFAULT_WIRE_CACHE_MB = 4;
 const SIM = 'sim';
+/**
+ * The default `[window] volatile_lines`: Claude Code's attribution line, with or without its
+ * per-request nonce (`cch=...`), which otherwise changes the first bytes of every request (docs/inbound.md).
+ */
+export const DEFAULT_VOLATILE_LINES: readonly string[] = ['^x-anthropic-billing-header:'];
 
 export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
   const problems: ConfigProblem[] = [];
@@ -65,6 +71,7 @@ export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
   };
   const defaults = computeSizes({}, window);
   if (!defaults.ok) problems.push(...defaults.problems);
+  const volatileLines = buildVolatileLines(file.window?.volatile_lines, problems);
 
   const models: Record<string, ModelConfig> = {};
   for (const [name, entry] of Object.entries(file.models ?? {})) {
@@ -86,6 +93,7 @@ export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
     idleMinutes: file.sessions?.idle_minutes ?? DEFAULT_IDLE_MINUTES,
     maxLive: file.sessions?.max_live ?? DEFAULT_MAX_LIVE,
     maxLiveMb: file.sessions?.max_live_mb ?? DEFAULT_MAX_LIVE_MB,
+    wireCacheMb: file.sessions?.wire_cache_mb ?? DEFAULT_WIRE_CACHE_MB,
   };
   return {
     file: ctx.fromFile ? ctx.file : undefined,
@@ -96,6 +104,7 @@ export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
     providers,
     models,
     window,
+    volatileLines,
     defaultSizes: defaults.sizes,
     sessions,
     warnings,
@@ -103,6 +112,20 @@ export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
       return describeConfig(this);
     },
   };
+}
+
+/** The patterns compiled once; one that is not a regular expression is a problem naming it. */
+function buildVolatileLines(given: string[] | undefined, problems: ConfigProblem[]): Config['volatileLines'] {
+  const sources = given ?? [...DEFAULT_VOLATILE_LINES];
+  const patterns: RegExp[] = [];
+  sources.forEach((source, i) => {
+    try {
+      patterns.push(new RegExp(source));
+    } catch (err) {
+      problems.push({ key: `window.volatile_lines[${i}]`, detail: `not a regular expression: ${(err as Error).message}` });
+    }
+  });
+  return { sources, patterns };
 }
 
 function buildProvider(name: string, entry: ProviderEntry, ctx: BuildContext, problems: ConfigProblem[], warnings: string[]): ProviderConfig | undefined {

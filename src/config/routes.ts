@@ -5,7 +5,7 @@
  * hold slashes: `openrouter/anthropic/claude-sonnet-4.6`).
  */
 import { ProxyError } from '../core/errors.js';
-import type { Recipe } from '../core/events.js';
+import { NEW_SESSION_WINDOW_VERSION, type Recipe } from '../core/events.js';
 import type { DialectRoute } from '../core/route.js';
 import { presetOf, type CacheControlMode, type CacheKeyMode, type PresetName } from './presets.js';
 import type { Config, ModelConfig, Price, ProviderConfig, Timeouts } from './types.js';
@@ -35,12 +35,14 @@ export interface Route {
   keepReasoning: boolean;
   thinking?: 'enabled' | 'disabled' | 'adaptive';
   recipe: Recipe;
+  /** System-prompt lines kept out of the log (`[window] volatile_lines`). */
+  volatileLines: readonly RegExp[];
 }
 
 export function resolveRoute(config: Config, requestedModel: string): Route {
   const configured = Object.hasOwn(config.models, requestedModel) ? config.models[requestedModel] : undefined;
   if (configured !== undefined) {
-    return { ...makeRoute(requestedModel, providerOf(config, configured.provider), configured), label: requestedModel };
+    return { ...makeRoute(requestedModel, providerOf(config, configured.provider), configured, config.volatileLines), label: requestedModel };
   }
   const slash = requestedModel.indexOf('/');
   if (slash > 0 && slash < requestedModel.length - 1) {
@@ -59,7 +61,7 @@ export function resolveRoute(config: Config, requestedModel: string): Route {
         system: 'follow',
         clientDrops: 'follow',
         keepReasoning: false,
-      });
+      }, config.volatileLines);
       return { ...route, label: `${providerName}/*` };
     }
   }
@@ -99,7 +101,7 @@ function providerOf(config: Config, name: string): ProviderConfig {
   return provider;
 }
 
-function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig): Omit<Route, 'label'> {
+function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig, volatile: Config['volatileLines']): Omit<Route, 'label'> {
   const preset = presetOf(provider.preset);
   if (!preset.ready) {
     throw new ProxyError('wire_not_supported', { model: name, provider: provider.name, preset: provider.preset, wire: preset.wire }, { param: 'model' });
@@ -124,7 +126,7 @@ function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig): 
   dialect.numCtx = s.context;
   if (model.keepAlive !== undefined) dialect.keepAlive = model.keepAlive;
   const recipe: Recipe = {
-    version: 'window-v1',
+    version: NEW_SESSION_WINDOW_VERSION,
     route: name,
     context: s.context,
     output_reserve: s.output_reserve,
@@ -136,6 +138,7 @@ function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig): 
     system: model.system,
     client_drops: model.clientDrops,
   };
+  if (volatile.sources.length > 0) recipe.volatile_lines = [...volatile.sources];
   const route: Omit<Route, 'label'> = {
     name,
     provider: provider.name,
@@ -149,6 +152,7 @@ function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig): 
     timeouts: provider.timeouts,
     keepReasoning: model.keepReasoning,
     recipe,
+    volatileLines: volatile.patterns,
   };
   if (provider.apiKey !== undefined) route.apiKey = provider.apiKey.reveal();
   if (model.price !== undefined) route.price = model.price;

@@ -115,6 +115,7 @@ export const windowSchema = table({
   low_water: positiveInt().optional(),
   max_result_tokens: positiveInt().optional(),
   protected_entries: nonNegativeInt().optional(),
+  volatile_lines: z.array(text('a regular expression'), { error: 'expected a list of regular expressions' }).optional(),
 });
 
 export const sessionsSchema = table({
@@ -123,6 +124,7 @@ export const sessionsSchema = table({
   idle_minutes: z.number({ error: 'expected a number of minutes > 0' }).positive({ error: 'expected a number of minutes > 0' }).optional(),
   max_live: z.number({ error: 'expected a whole number of sessions >= 0' }).int({ error: 'expected a whole number of sessions >= 0' }).min(0, { error: 'expected a whole number of sessions >= 0' }).optional(),
   max_live_mb: z.number({ error: 'expected a number of MiB > 0' }).positive({ error: 'expected a number of MiB > 0' }).optional(),
+  wire_cache_mb: z.number({ error: 'expected a number of MiB >= 0' }).min(0, { error: 'expected a number of MiB >= 0' }).optional(),
 });
 
 export const configSchema = table({

@@ -116,6 +116,8 @@ export interface SessionsConfig {
   maxLive: number;
   /** Log bytes the live sessions may hold in memory together, in MiB. */
   maxLiveMb: number;
+  /** Messages' wire serialisations kept between requests, in MiB. */
+  wireCacheMb: number;
 }
 
 export interface Config {
@@ -130,6 +132,8 @@ export interface Config {
   providers: Record<string, ProviderConfig>;
   models: Record<string, ModelConfig>;
   window: WindowDefaults;
+  /** `[window] volatile_lines`: system-prompt lines kept out of the log (window/volatile-lines.ts). */
+  volatileLines: { sources: string[]; patterns: RegExp[] };
   /** Sizes of a `provider/model` route that no `[models]` entry names. */
   defaultSizes: WindowSizes;
   sessions: SessionsConfig;

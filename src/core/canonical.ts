@@ -154,10 +154,14 @@ export function canonicalDigest(value: unknown): string {
  * before every other key, computed from each item's canonical text. Keeps the running hash after
  * the longest run of items identical (by reference) to the previous call's, so a request that only
  * appends messages hashes only what is new. Equal to `canonicalDigest` of the whole object.
+ * An item is its text, or an object that makes its text when asked (and is compared by identity),
+ * so the caller need not keep every text.
  */
+export type ChainItem = string | { readonly text: string };
+
 export class DigestChain {
   readonly #listKey: string;
-  #items: string[] = [];
+  #items: readonly ChainItem[] = [];
   /** Running hash after `{"key":[` and the first `#hashedCount` items. */
   #hash: Hash | undefined;
   #hashedCount = 0;
@@ -166,8 +170,8 @@ export class DigestChain {
     this.#listKey = listKey;
   }
 
-  /** `items` are canonical JSON texts; `rest` is the object without the list. */
-  digest(items: readonly string[], rest: Record<string, unknown>): string {
+  /** `items` are canonical JSON texts (or make them); `rest` is the object without the list. */
+  digest(items: readonly ChainItem[], rest: Record<string, unknown>): string {
     let same = 0;
     const limit = Math.min(this.#hashedCount, items.length);
     while (same < limit && items[same] === this.#items[same]) same++;
@@ -177,7 +181,8 @@ export class DigestChain {
     }
     for (let i = this.#hashedCount; i < items.length; i++) {
       if (i > 0) this.#hash.update(',');
-      this.#hash.update(items[i]!);
+      const item = items[i]!;
+      this.#hash.update(typeof item === 'string' ? item : item.text);
     }
     this.#items = items.slice();
     this.#hashedCount = items.length;

@@ -4,8 +4,16 @@
  */
 import type { NeutralMessage, NeutralReply, Origin, RequestParams, ToolSpec } from './types.js';
 
-export const WINDOW_VERSIONS = ['window-v1'] as const;
+/**
+ * Every window version this build can rebuild; a log replays under the one it recorded.
+ * window-v2 renders a run of adjacent elided replies as one placeholder (docs/decisions.md,
+ * Placeholders that do not pile up).
+ */
+export const WINDOW_VERSIONS = ['window-v1', 'window-v2'] as const;
 export type WindowVersion = (typeof WINDOW_VERSIONS)[number];
+
+/** The version a new session records; a session keeps the version it started with. */
+export const NEW_SESSION_WINDOW_VERSION: WindowVersion = 'window-v2';
 
 /** Everything the window needs besides the events; recorded at session start and resume. */
 export interface Recipe {
@@ -27,6 +35,11 @@ export interface Recipe {
   estimator: 'bytes/3';
   system: 'follow' | 'append';
   client_drops: 'follow' | 'absorb';
+  /**
+   * Patterns of system-prompt lines taken out before the log (`[window] volatile_lines`): what the
+   * log holds, and so what replay rebuilds, is the prompt without them. Absent in older logs: none.
+   */
+  volatile_lines?: string[];
 }
 
 /** Why a request's prefix differs from its predecessor's (docs/architecture.md section 8). */

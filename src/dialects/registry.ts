@@ -5,6 +5,7 @@
 import { ProxyError } from '../core/errors.js';
 import type { WireFormat } from '../core/route.js';
 import { anthropicMessages } from './anthropic-messages/index.js';
+import { anthropicMessagesInbound } from './anthropic-messages/inbound.js';
 import { ollamaChat } from './ollama-chat/index.js';
 import { openaiChat } from './openai-chat/index.js';
 import { openaiChatInbound } from './openai-chat/inbound.js';
@@ -27,4 +28,4 @@ export function dialectFor(wire: WireFormat): Dialect {
 }
 
 /** The wires clients may speak to the proxy; each serves its own paths through the one pipeline. */
-export const INBOUND_DIALECTS: readonly InboundDialect[] = [openaiChatInbound, openaiResponsesInbound];
+export const INBOUND_DIALECTS: readonly InboundDialect[] = [openaiChatInbound, anthropicMessagesInbound, openaiResponsesInbound];

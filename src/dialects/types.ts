@@ -16,6 +16,18 @@ export interface EncodeOptions {
   stream: boolean;
   /** Reads an image from the blob store by its SHA-256 (the window's messages hold no pixels). */
   resolveImage: (sha256: string) => ResolvedImage;
+  /**
+   * Keeps a message's wire serialisation from one request to the next (the window hands the same
+   * frozen message object for an unchanged entry), bounded by the proxy; without it each request
+   * serialises every message.
+   */
+  memo?: SerialisationMemo;
+}
+
+/** Wire text per message object and per variant (the route options that shape it). */
+export interface SerialisationMemo {
+  get(msg: object, variant: string): string | undefined;
+  set(msg: object, variant: string, text: string): void;
 }
 
 /** An upstream error, read from an HTTP error body or from an error event in a stream. */
@@ -43,9 +55,11 @@ export type StreamDelta =
   /** Usage so far; some upstreams send it more than once, the last one holds. */
   | { type: 'usage'; usage: Usage }
   /**
-   * An opaque block as soon as it is complete, in its place among the other deltas, so a client wire
-   * that carries it (Responses' encrypted reasoning) can send it where it stood. Only the Responses
-   * decoder sends these; every other dialect's blocks reach the log through `finish()` alone.
+   * An opaque reasoning block, complete, where it stood among the reply's parts (after the thinking
+   * text it carries went out as `thinking` deltas). Only a wire that can show it reads it
+   * (Anthropic's signed thinking, Responses' encrypted reasoning); the others have the text
+   * already. The Anthropic and Responses decoders send these; other dialects' blocks reach the log
+   * through `finish()` alone.
    */
   | { type: 'block'; block: OpaqueBlock }
   /** An error event from the upstream after the stream had started (HTTP status was already 200). */
@@ -88,6 +102,16 @@ export interface Dialect {
    * on Anthropic's). Kept apart from `encodeRequest` so the key never reaches the log or a digest.
    */
   authHeaders(apiKey: string): Record<string, string>;
+  /**
+   * Client request headers that mean something on this wire and go to its upstream as the client
+   * sent them (Anthropic's `anthropic-beta`, `anthropic-version`), unless config sets them. Lower case.
+   */
+  clientHeaders?: readonly string[];
+  /**
+   * A client's token-count request of this same wire, for this upstream (its model, its headers);
+   * absent where the wire has no count endpoint. The credential is added by the caller.
+   */
+  encodeCountTokens?(clientBody: Record<string, unknown>, route: DialectRoute): EncodedRequest;
 }
 
 /**
@@ -151,10 +175,27 @@ export interface ClientStream {
   error(err: ProxyError): string;
 }
 
+/** Request headers as node gives them. */
+export type ClientHeaders = Readonly<Record<string, string | string[] | undefined>>;
+
+/** A token count for a client that asks for one, in its wire's shapes. */
+export interface CountTokensEndpoint {
+  path: string;
+  /** The body as the conversation endpoint reads it (less what only a reply needs, like `max_tokens`). */
+  parse(body: unknown, images: ImageSink): ClientRequest;
+  /** The answer, when the proxy counted (estimated) it itself. */
+  render(inputTokens: number): unknown;
+}
+
 /** The client's side of a wire: read its request, answer in its shapes. Pure, like the rest of a dialect. */
 export interface InboundDialect {
+  /** The wire format, so that an upstream error of the same wire can go back as it was. */
+  wire: WireFormat;
   /** The endpoint paths this wire's clients post to. */
   paths: readonly string[];
+  /** The credential the client sent, in the header this wire's clients use; passed through when the provider has none. */
+  apiKey(headers: ClientHeaders): string | undefined;
+  countTokens?: CountTokensEndpoint;
   /** Validate and read a parsed JSON body; throws a ProxyError (4xx) naming the bad field. */
   parse(body: unknown, images: ImageSink): ClientRequest;
   renderReply(reply: NeutralReply, meta: ReplyMeta, req: ClientRequest): unknown;

@@ -13,3 +13,9 @@ export function jsonHeaders(route: DialectRoute, hints: WireHints, defaults: Rec
   headers['content-type'] = 'application/json';
   return headers;
 }
+
+/** The token of an `Authorization: Bearer ...` header. */
+export function bearerOf(header: string | string[] | undefined): string | undefined {
+  const match = /^Bearer\s+(.+)$/i.exec(typeof header === 'string' ? header : '');
+  return match?.[1]?.trim();
+}

@@ -38,6 +38,8 @@ export class GroupCommitWriter {
    * ran, and would find no loop to write it (a stall the crash test found).
    */
   #active = false;
+  /** A kick is queued as a microtask. */
+  #scheduled = false;
   #drained: Promise<void> = Promise.resolve();
   #error: Error | undefined;
 
@@ -63,7 +65,14 @@ export class GroupCommitWriter {
     this.#queue.push(bytes);
     this.#queued += bytes.length;
     this.#appended += bytes.length;
-    this.#kick();
+    // Started after the current task: the events a request appends together go in one write.
+    if (!this.#scheduled && !this.#active) {
+      this.#scheduled = true;
+      queueMicrotask(() => {
+        this.#scheduled = false;
+        this.#kick();
+      });
+    }
   }
 
   /** Resolves when every byte written before the call is on disk; rejects on any I/O error. */
@@ -78,7 +87,10 @@ export class GroupCommitWriter {
 
   /** Resolves once the drive loop has stopped (nothing queued, no waiter), e.g. before a close. */
   async idle(): Promise<void> {
-    while (this.#active) await this.#drained;
+    while (this.#active || this.#scheduled) {
+      if (this.#scheduled) await Promise.resolve();
+      else await this.#drained;
+    }
   }
 
   #kick(): void {

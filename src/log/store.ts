@@ -47,10 +47,19 @@ let tmpCounter = 0;
 export class LogStore {
   readonly dir: string;
   readonly #onRedact: RedactionListener | undefined;
+  readonly #dirSync: DirSync;
+  #dirMade = false;
 
   constructor(dataDir: string, opts: StoreOptions = {}) {
     this.dir = resolve(dataDir, 'sessions');
     this.#onRedact = opts.onRedact;
+    this.#dirSync = new DirSync(this.dir);
+  }
+
+  async #ensureDir(): Promise<void> {
+    if (this.#dirMade) return;
+    await mkdir(this.dir, { recursive: true });
+    this.#dirMade = true;
   }
 
   file(id: string): string {
@@ -110,10 +119,19 @@ export class LogStore {
       if (!opts.create && !(await this.exists(id))) {
         throw new ProxyError('session_not_found', { session: id, file: this.file(id) });
       }
-      await mkdir(this.dir, { recursive: true });
+      await this.#ensureDir();
       lock = await acquireLock(this.lockFile(id), file);
-      const created = await createIfMissing(file);
-      if (created) await syncDir(this.dir);
+      if (opts.create) {
+        // A new session's log: created and opened for appending in one call, nothing to read.
+        fh = await createExclusive(file);
+        if (fh !== undefined) {
+          await this.#dirSync.sync();
+          return new SessionLog({
+            id, file, fh, lock, events: [], offsets: [], size: 0, repaired: undefined, lastSeq: 0,
+            onRedact: this.#onRedact, onClose: () => openHere.delete(file),
+          });
+        }
+      }
       const read = await readLog(file, readOptions(opts));
       if (read.torn !== undefined) {
         await truncate(file, read.torn.offset);
@@ -161,19 +179,18 @@ export class LogStore {
     }
   }
 
-  /** Replaces the sidecar index atomically (temp file, fsync, rename). Meant for the lock holder. */
+  /**
+   * Replaces the sidecar index atomically (temp file, rename). Meant for the lock holder. Not
+   * synced: a sidecar is a hint its reader checks (JSON, the log's size), and one lost or torn in
+   * a crash costs a whole read of its log, never a wrong answer; a session leaving memory then
+   * costs no fsync.
+   */
   async writeIndex(id: string, value: unknown): Promise<void> {
     const file = this.indexFile(id);
-    await mkdir(this.dir, { recursive: true });
+    await this.#ensureDir();
     const tmp = `${file}.tmp-${process.pid}-${tmpCounter++}`;
     try {
-      const fh = await open(tmp, 'w');
-      try {
-        await fh.writeFile(JSON.stringify(value), 'utf8');
-        await fh.datasync();
-      } finally {
-        await fh.close();
-      }
+      await writeFile(tmp, JSON.stringify(value), 'utf8');
       await rename(tmp, file);
     } catch (err) {
       await unlink(tmp).catch(() => undefined);
@@ -196,22 +213,49 @@ function readOptions(opts: OpenOptions): ReadOptions {
   return out;
 }
 
-async function createIfMissing(file: string): Promise<boolean> {
+/** Opened for appending if this call created it; undefined if it existed. */
+async function createExclusive(file: string): Promise<FileHandle | undefined> {
   try {
-    await writeFile(file, '', { flag: 'wx' });
-    return true;
+    return await open(file, 'ax');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
     throw err;
   }
 }
 
-/** A new file's directory entry is durable only once the directory is synced. */
-async function syncDir(dir: string): Promise<void> {
-  const fh = await open(dir, 'r');
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
+/**
+ * A new file's directory entry is durable only once the directory is synced. Sessions created
+ * together share one fsync of the directory (group commit, as for the logs): a caller waits for
+ * an fsync that started after it asked.
+ */
+class DirSync {
+  readonly #dir: string;
+  #running: Promise<void> | undefined;
+  #next: Promise<void> | undefined;
+
+  constructor(dir: string) {
+    this.#dir = dir;
+  }
+
+  sync(): Promise<void> {
+    if (this.#running === undefined) {
+      this.#running = this.#once().finally(() => (this.#running = undefined));
+      return this.#running;
+    }
+    // One is running, begun before this call: wait for it, then share the next.
+    this.#next ??= this.#running.catch(() => undefined).then(() => {
+      this.#next = undefined;
+      return this.sync();
+    });
+    return this.#next;
+  }
+
+  async #once(): Promise<void> {
+    const fh = await open(this.#dir, 'r');
+    try {
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
   }
 }

@@ -12,13 +12,20 @@ import { LogStore } from '../log/store.js';
 import { registerAdmin } from './admin.js';
 import { INBOUND_DIALECTS } from '../dialects/registry.js';
 import type { InboundDialect } from '../dialects/types.js';
+import { countTokens } from './count-tokens.js';
 import { handleRequest, routeLabels, UNROUTED } from './pipeline.js';
 import type { ImageStore } from './images.js';
 import { RetrySignals } from './retries.js';
+import { WireMemo } from './wire-memo.js';
 import type { Upstreams } from './upstream.js';
 
 /** The inbound wire of each conversation endpoint, so that its errors are answered in that wire's shape. */
 const inboundOf = new Map<string, InboundDialect>(INBOUND_DIALECTS.flatMap((d) => d.paths.map((p) => [p, d] as const)));
+/** Each wire's other endpoints (token counts): errors in that wire's shape too, not counted as conversation requests. */
+const errorWireOf = new Map<string, InboundDialect>([
+  ...inboundOf,
+  ...INBOUND_DIALECTS.flatMap((d) => (d.countTokens === undefined ? [] : [[d.countTokens.path, d] as const])),
+]);
 
 export interface AppDeps {
   config: Config;
@@ -28,12 +35,18 @@ export interface AppDeps {
   metrics: Metrics;
   /** Remembers idempotency keys; made here when not given. */
   retries?: RetrySignals;
+  /** Keeps wire serialisations between requests; made here from the config when not given. */
+  wireMemo?: WireMemo;
   now: () => Date;
   logger?: boolean;
 }
 
 export function buildApp(given: AppDeps): FastifyInstance {
-  const deps: AppDeps = { ...given, retries: given.retries ?? new RetrySignals() };
+  const deps: AppDeps = {
+    ...given,
+    retries: given.retries ?? new RetrySignals(),
+    wireMemo: given.wireMemo ?? new WireMemo(given.config.sessions.wireCacheMb * 2 ** 20),
+  };
   const app = Fastify({ logger: deps.logger ?? false, bodyLimit: deps.config.bodyLimit });
 
   // Parse JSON ourselves: one parse, and an OpenAI-shaped 400 naming what was wrong.
@@ -51,14 +64,15 @@ export function buildApp(given: AppDeps): FastifyInstance {
     if (proxyErr.status >= 500) app.log.error(err);
     // Every conversation request is counted once: answers here (errors before any stream, the
     // body parser's included), the rest where the pipeline answers them; in the client's wire.
-    const inbound = inboundOf.get(req.routeOptions.url ?? '');
-    if (inbound !== undefined) {
+    const url = req.routeOptions.url ?? '';
+    if (inboundOf.has(url)) {
       deps.metrics.requests.inc({ ...(routeLabels.get(req) ?? UNROUTED), status: String(proxyErr.status) });
     }
+    const inbound = errorWireOf.get(url);
     void reply.status(proxyErr.status).send(inbound === undefined ? errorBody(proxyErr) : inbound.errorBody(proxyErr));
   });
   app.setNotFoundHandler((req, reply) => {
-    const err = new ProxyError('invalid_request', { detail: `Unknown route ${req.method} ${req.url}. The proxy serves POST /v1/chat/completions, POST /v1/responses, GET /v1/models, GET /healthz, GET /metrics and (with an admin key) GET /admin/sessions.` });
+    const err = new ProxyError('invalid_request', { detail: `Unknown route ${req.method} ${req.url}. The proxy serves POST /v1/chat/completions, POST /v1/messages (and /v1/messages/count_tokens), POST /v1/responses, GET /v1/models, GET /healthz, GET /metrics and (with an admin key) GET /admin/sessions.` });
     void reply.status(404).send(errorBody(err));
   });
 
@@ -80,6 +94,10 @@ export function buildApp(given: AppDeps): FastifyInstance {
     return deps.metrics.registry.metrics();
   });
   for (const [path, inbound] of inboundOf) app.post(path, (req, reply) => handleRequest(inbound, req, reply, deps));
+  for (const inbound of INBOUND_DIALECTS) {
+    const endpoint = inbound.countTokens;
+    if (endpoint !== undefined) app.post(endpoint.path, (req, reply) => countTokens(inbound, endpoint, req, reply, deps));
+  }
   return app;
 }
 

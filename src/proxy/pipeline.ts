@@ -23,7 +23,9 @@ import { answerKey, type Incoming, type Turn } from '../session/manager.js';
 import { firstDifference } from '../window/index.js';
 import type { AppDeps } from './app.js';
 import { isProviderMiss, recordReply } from './record.js';
+import { forwardedHeaders } from './forwarded-headers.js';
 import { explicitSessionId } from './session-id.js';
+import { withoutVolatile } from '../window/volatile-lines.js';
 import { classifyTransportError, isAbort, type UpstreamResponse } from './upstream.js';
 
 /**
@@ -42,6 +44,8 @@ interface Admitted {
   labels: { provider: string; model: string };
   incoming: Incoming;
   apiKey: string | undefined;
+  /** The client's headers that the upstream's wire reads (`Dialect.clientHeaders`). */
+  forwarded: Record<string, string>;
 }
 
 /** One request's state as it passes the stages. */
@@ -105,16 +109,20 @@ export async function handleRequest(inbound: InboundDialect, req: FastifyRequest
 
 /** Read the body in the client's wire, resolve the route. Throws a 4xx for bad input. */
 function admit(inbound: InboundDialect, req: FastifyRequest, deps: AppDeps): Admitted {
-  const client = inbound.parse(req.body, (url, detail, param) => deps.images.put(url, detail, param));
-  const route = resolveRoute(deps.config, client.model);
+  const parsed = inbound.parse(req.body, (url, detail, param) => deps.images.put(url, detail, param));
+  const route = resolveRoute(deps.config, parsed.model);
+  // Lines that change every request (a per-request nonce) never reach the log, so never the prefix.
+  const client = withoutVolatile(parsed, route.volatileLines);
   const retry = deps.retries?.isRetry(req.headers) === true;
+  const dialect = dialectFor(route.dialect.wire);
   return {
     inbound,
     client,
     route,
-    dialect: dialectFor(route.dialect.wire),
+    dialect,
     labels: { provider: route.provider, model: route.label },
-    apiKey: route.apiKey ?? bearerOf(req.headers.authorization),
+    apiKey: route.apiKey ?? inbound.apiKey(req.headers),
+    forwarded: forwardedHeaders(req.headers, dialect, route.dialect.headers),
     incoming: {
       explicitId: explicitSessionId(req.headers, client.idFields, deps.config.sessions),
       system: client.system,
@@ -150,7 +158,7 @@ function build(call: Call) {
   const cause = breakCause(turn, built.request);
   // Encoded before llm.req is written: the record names the breakpoints the dialect placed. The
   // digest is the neutral request's, which encoding does not touch.
-  const encoded = a.dialect.encodeRequest(built.request, a.route.dialect, hints, { stream: true, resolveImage: (sha) => deps.images.resolve(sha) });
+  const encoded = a.dialect.encodeRequest(built.request, a.route.dialect, hints, { stream: true, resolveImage: (sha) => deps.images.resolve(sha), ...(deps.wireMemo === undefined ? {} : { memo: deps.wireMemo }) });
   call.reqEvent = turn.append({
     type: 'llm.req', digest: built.digest, recipe_version: turn.session.window.recipe?.version ?? a.route.recipe.version,
     route: a.route.name, model: a.route.dialect.model, origin: call.origin, params, elided: built.elided, est_tokens: built.estTokens,
@@ -158,6 +166,7 @@ function build(call: Call) {
   });
   turn.sent(built.request);
   if (built.trimmed) deps.metrics.windowTrims.inc(a.labels);
+  Object.assign(encoded.headers, a.forwarded);
   if (a.apiKey !== undefined) Object.assign(encoded.headers, a.dialect.authHeaders(a.apiKey));
   return { encoded, digest: built.digest, cause };
 }
@@ -192,7 +201,8 @@ async function relayError(call: Call, reply: FastifyReply, upstream: UpstreamRes
     const value = upstream.headers[name];
     if (typeof value === 'string') void reply.header(name, value);
   }
-  if (!isJsonObject(text)) {
+  // A body of another wire's shape would not read as an error to this client: it is said again in its own.
+  if (!isJsonObject(text) || a.inbound.wire !== a.route.dialect.wire) {
     throw new CountedFailure(new ProxyError('upstream_error', { status: upstream.status, detail: error.message }, { status: upstream.status >= 400 ? upstream.status : 502 }));
   }
   deps.metrics.requests.inc({ ...a.labels, status: String(upstream.status) });
@@ -350,10 +360,6 @@ function isJsonObject(text: string): boolean {
   }
 }
 
-function bearerOf(header: string | undefined): string | undefined {
-  const match = /^Bearer\s+(.+)$/i.exec(header ?? '');
-  return match?.[1]?.trim();
-}
 
 /** Why this request's prefix differs from the session's previous request (docs/architecture.md 8). */
 function breakCause(turn: Turn, request: NeutralRequest): BreakCause {

@@ -1,5 +1,6 @@
 /**
- * Directives that drive a reply, written in the last message's text:
+ * Directives that drive a reply, written in the last message's text (replies.ts says which
+ * messages that takes in: trailing system messages are passed over):
  *   [[call NAME JSONARGS]]  one tool call (several = parallel calls)
  *   [[say TEXT]]            reply text (several are joined by newlines)
  *   [[think TEXT]]          reasoning text

@@ -43,7 +43,7 @@ export interface ReplyPlan {
 const FILLER = ['lor ', 'ips ', 'dol ', 'sit ', 'amt ', 'con ', 'adi ', 'eli '];
 
 export function planReply(messages: readonly WireMessage[], digest: string, mode: ModeSpec): ReplyPlan {
-  const directives = parseDirectives(contentText(messages.at(-1)?.content));
+  const directives = parseDirectives(lastTurnText(messages));
   const of = <K extends Directive['kind']>(kind: K) =>
     directives.filter((d): d is Extract<Directive, { kind: K }> => d.kind === kind);
 
@@ -79,6 +79,19 @@ export function planReply(messages: readonly WireMessage[], digest: string, mode
     failure: failure === undefined ? null : failure.kind === 'error' ? { kind: 'error', status: failure.status } : { kind: 'overflow' },
     details: null,
   };
+}
+
+/**
+ * The text the directives are read from: the last message that is not a system message (an agent
+ * may put one after the user's, as Claude Code does with its environment), and when that is a user
+ * message, the tool results right before it (one Anthropic user turn: results, then text).
+ */
+function lastTurnText(messages: readonly WireMessage[]): string {
+  let end = messages.length;
+  while (end > 1 && messages[end - 1]!.role === 'system') end--;
+  let from = end - 1;
+  if (messages[from]?.role === 'user') while (from > 0 && messages[from - 1]!.role === 'tool') from--;
+  return messages.slice(Math.max(from, 0), end).map((m) => contentText(m.content)).join('\n');
 }
 
 function filler(tokens: number, digest: string): string {

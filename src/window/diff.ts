@@ -11,7 +11,8 @@
  * - tools: another catalog;
  * - system: the leading system prompt changed (or a head system message arrived in between);
  * - summary / client_rewrite: such an event came in between;
- * - trim: a message became `[elided seq=N]` (or its results left with it);
+ * - trim: a message became `[elided seq=N]` (or its results left with it), or a run's
+ *   `[elided seq=A-B]` grew to name a later reply (window-v2);
  * - params: the messages extend, the parameters differ.
  * An earlier message that changed for none of these reasons is attributed to client_rewrite.
  * Returns undefined when the two requests are equal.
@@ -28,7 +29,7 @@ export interface Difference {
   cause: BreakCause;
 }
 
-const ELIDED = /^\[elided seq=\d+\]$/;
+const ELIDED = /^\[elided seq=(\d+)(?:-(\d+))?\]$/;
 
 export function firstDifference(prev: NeutralRequest, next: NeutralRequest, between: readonly LogEvent[] = []): Difference | undefined {
   if (prev.model !== next.model) return { index: -1, field: 'model', cause: 'model_switch' };
@@ -56,9 +57,13 @@ export function firstDifference(prev: NeutralRequest, next: NeutralRequest, betw
 function messageCause(a: NeutralMessage, b: NeutralMessage, i: number, key: string, between: readonly LogEvent[]): BreakCause {
   if (i === 0 && (a.role === 'system' || b.role === 'system')) return 'system';
   // A placeholder appears only by elision, whatever else happened in between.
-  if (isElided(b) && !isElided(a)) return 'trim';
+  const before = span(a);
+  const after = span(b);
+  if (after !== undefined && before === undefined) return 'trim';
   const fromEvents = eventCause(between);
   if (fromEvents !== undefined) return fromEvents;
+  // A run grows by a trim; after a rewrite it may also grow by resent entries that were elided.
+  if (after !== undefined && before !== undefined && after.first <= before.first && after.last > before.last) return 'trim';
   // A batch elided in this request loses its calls: the next message is one of its results.
   if (a.role === 'tool' && b.role !== 'tool') return 'trim';
   if (key === 'blocks') return 'model_switch';
@@ -72,8 +77,13 @@ function eventCause(between: readonly LogEvent[]): BreakCause | undefined {
   return undefined;
 }
 
-function isElided(m: NeutralMessage): boolean {
-  return (m.role === 'assistant' || m.role === 'tool') && typeof m.content === 'string' && ELIDED.test(m.content);
+/** The seqs a placeholder names (first = last for `[elided seq=N]`); undefined for any other message. */
+function span(m: NeutralMessage): { first: number; last: number } | undefined {
+  if ((m.role !== 'assistant' && m.role !== 'tool') || typeof m.content !== 'string') return undefined;
+  const match = ELIDED.exec(m.content);
+  if (match === null) return undefined;
+  const first = Number(match[1]);
+  return { first, last: match[2] === undefined ? first : Number(match[2]) };
 }
 
 /** Keys in the order a reader looks at a message; any other key after these, sorted. */

@@ -8,13 +8,17 @@
  * Rendered messages are frozen: dialects and callers share them across requests.
  */
 import { canonicalJson } from '../core/canonical.js';
-import { estimateMessageTokens } from '../core/estimate.js';
+import { estimateMessageTokens, estimateTextTokens } from '../core/estimate.js';
 import type { AssistantMessage, NeutralMessage, OpaqueBlock, Origin, ToolCall } from '../core/types.js';
 import { capToolResult } from './cap.js';
 
 export interface Rendered {
   readonly msg: NeutralMessage;
-  /** canonicalJson(msg) */
+  /**
+   * canonicalJson(msg), made when asked and not kept: the digest hashes an entry's text once and
+   * then resumes past it, so a live session holds its conversation once rather than once more as
+   * canonical text (docs/decisions.md, Memory follows live sessions).
+   */
   readonly text: string;
   /** estimateMessageTokens(msg) */
   readonly est: number;
@@ -30,11 +34,25 @@ export interface WindowStats {
 
 export function render(msg: NeutralMessage, stats: WindowStats): Rendered {
   stats.rendered++;
-  return { msg: Object.freeze(msg), text: canonicalJson(msg), est: estimateMessageTokens(msg) };
+  return new RenderedMessage(Object.freeze(msg), estimateMessageTokens(msg));
 }
 
-export function elidedText(seq: number): string {
-  return `[elided seq=${seq}]`;
+class RenderedMessage implements Rendered {
+  constructor(readonly msg: NeutralMessage, readonly est: number) {}
+
+  get text(): string {
+    return canonicalJson(this.msg);
+  }
+}
+
+/** `[elided seq=N]`, or `[elided seq=A-B]` for a merged run of elided replies (window-v2). */
+export function elidedText(seq: number, last = seq): string {
+  return last === seq ? `[elided seq=${seq}]` : `[elided seq=${seq}-${last}]`;
+}
+
+/** estimateMessageTokens of the assistant placeholder for the run `first`..`last`, without rendering it. */
+export function elidedRunEst(first: number, last: number): number {
+  return estimateTextTokens(elidedText(first, last));
 }
 
 export function originKey(origin: Origin): string {
@@ -54,6 +72,11 @@ export class Entry {
    */
   stale = false;
   readonly #variants = new Map<string, Rendered>();
+  /**
+   * The merged placeholder of the run this entry starts (window-v2). One slot: a run changes only
+   * at a trim, and every later request shows only its newest extent.
+   */
+  #run: { last: number; r: Rendered } | undefined;
 
   constructor(seq: number, source: NeutralMessage, headSystem = false) {
     this.seq = seq;
@@ -84,6 +107,16 @@ export class Entry {
       if (src.role === 'tool') return { role: 'tool', tool_call_id: src.tool_call_id, content: elidedText(this.seq) };
       return { role: 'assistant', content: elidedText(this.seq) };
     });
+  }
+
+  /**
+   * `[elided seq=A-B]`: one assistant placeholder for the run of elided replies this entry starts
+   * and the entry with seq `last` ends (window-v2). A run of one is `elided()` itself.
+   */
+  elidedRun(last: number, stats: WindowStats): Rendered {
+    if (last === this.seq) return this.elided(stats);
+    if (this.#run?.last !== last) this.#run = { last, r: render({ role: 'assistant', content: elidedText(this.seq, last) }, stats) };
+    return this.#run.r;
   }
 
   /**

@@ -11,6 +11,9 @@
  *   replaced system prompt, a changed catalog or a changed result cap (state.ts);
  * - the trim's running estimate ignores the blocks that go stale, so it may trim a little more
  *   than needed, never less (trim.ts).
+ *
+ * window-v2 differs only in that adjacent elided replies are one placeholder, `[elided seq=A-B]`
+ * (walk.ts, trim.ts; docs/decisions.md, Placeholders that do not pile up).
  */
 export { WindowState, type WindowInput, type WindowResult } from './state.js';
 export { foldEvents, buildAt } from './replay.js';

@@ -20,6 +20,24 @@ export class UnknownRecipeVersionError extends ProxyError {
   }
 }
 
+/**
+ * What a window version decides differently from the one before it. Code that depends on the
+ * version reads these rules, never the version's name.
+ */
+export interface VersionRules {
+  /** A run of adjacent elided replies is one placeholder naming its span (docs/decisions.md, Placeholders that do not pile up). */
+  readonly mergeElided: boolean;
+}
+
+const RULES: Record<WindowVersion, VersionRules> = {
+  'window-v1': { mergeElided: false },
+  'window-v2': { mergeElided: true },
+};
+
+export function rulesOf(version: WindowVersion): VersionRules {
+  return RULES[version];
+}
+
 export function isKnownVersion(version: string): version is WindowVersion {
   return (WINDOW_VERSIONS as readonly string[]).includes(version);
 }

@@ -14,7 +14,7 @@ import { estimateTextTokens } from '../core/estimate.js';
 import type { EventOf, LogEvent, Recipe } from '../core/events.js';
 import type { NeutralMessage, NeutralRequest, Origin, RequestParams, ToolSpec } from '../core/types.js';
 import { Entry, originKey, render, type Rendered, type WindowStats } from './entry.js';
-import { checkRecipe } from './recipe.js';
+import { checkRecipe, rulesOf } from './recipe.js';
 import { Summaries } from './summaries.js';
 import { selectTrim } from './trim.js';
 import { Rendering, walk, type Resume } from './walk.js';
@@ -147,7 +147,7 @@ export class WindowState {
     // Copies of stored arrays, not maps over the items: the common build stays O(new entries)
     // but for these two pointer copies (and DigestChain's own).
     const request: NeutralRequest = { messages: cache.rendering.msgs.slice(), model: input.model, params, tools: this.#tools };
-    const digest = this.#chain.digest(cache.rendering.texts, { model: input.model, params, tools: this.#tools });
+    const digest = this.#chain.digest(cache.rendering.rendered, { model: input.model, params, tools: this.#tools });
     return { request, digest, elided, estTokens: cache.rendering.est + this.#toolsEst, estBeforeTrim, trimmed: elided.length > 0 };
   }
 
@@ -155,20 +155,27 @@ export class WindowState {
     const rendering = new Rendering();
     if (this.#system !== undefined) {
       this.#system.rendered ??= render({ role: 'system', content: this.#system.content }, this.stats);
-      rendering.push({ kind: 'system', entry: undefined, summary: undefined, r: this.#system.rendered, batch: -1, results: undefined, open: false });
+      rendering.push({ kind: 'system', entry: undefined, summary: undefined, r: this.#system.rendered, batch: -1, results: undefined, open: false, last: -1 });
     }
     const resume = walk(this.#context(origin, key, isElided, staleAbove), rendering, 0);
     return { gen: this.#gen, key, rendering, resume, pending: undefined };
   }
 
   #context(origin: Origin, key: string, isElided: (seq: number) => boolean, staleAbove: number) {
-    return { entries: this.#entries, summaries: this.#summaries, origin, originKey: key, isElided, staleAbove, cap: this.#recipe!.max_result_tokens, stats: this.stats };
+    const recipe = this.#recipe!;
+    return { entries: this.#entries, summaries: this.#summaries, origin, originKey: key, isElided, staleAbove, cap: recipe.max_result_tokens, mergeElided: rulesOf(recipe.version).mergeElided, stats: this.stats };
   }
 
   #setRecipe(recipe: Recipe): void {
     checkRecipe(recipe);
     const before = this.#recipe;
     this.#recipe = recipe;
+    if (before !== undefined && rulesOf(before.version).mergeElided !== rulesOf(recipe.version).mergeElided) {
+      // Placeholders render another way from the first elided entry on.
+      let first = Infinity;
+      for (const seq of this.#elided) first = Math.min(first, seq);
+      if (first !== Infinity) this.#prefixChanged(first);
+    }
     if (before === undefined || before.max_result_tokens === recipe.max_result_tokens) return;
     // A new cap re-renders every result the smaller cap cut: a prefix change from the first one.
     const smaller = Math.min(before.max_result_tokens, recipe.max_result_tokens);

@@ -10,12 +10,17 @@
  * calling batch of a protected tool result; a trailing batch still waiting for results is not
  * elided.
  *
+ * Under window-v2 a reply elided next to a run of elided replies joins the run's one placeholder,
+ * so it costs only the run's longer name, and a run it reaches joins too (walk.ts): the running
+ * estimate follows the runs as the walk will render them.
+ *
  * The running estimate counts what each elision saves in place. It does not count the opaque
  * blocks that later replies lose because their prefix changed (they are left out by the walk that
  * renders the trimmed request, so the request as sent is smaller still, never larger).
  */
 import type { Recipe } from '../core/events.js';
-import type { WindowStats } from './entry.js';
+import { elidedRunEst, type WindowStats } from './entry.js';
+import { rulesOf } from './recipe.js';
 import type { Item } from './walk.js';
 
 /** Seqs to elide newly, ascending; empty when nothing is eligible. */
@@ -50,19 +55,41 @@ export function selectTrim(
     fresh.add(e.seq);
   }
 
+  const merge = rulesOf(recipe.version).mergeElided;
+  // window-v2: the run placeholder the last message shown so far is, if it is one.
+  let run: { first: number; last: number; est: number } | undefined;
   for (let k = first; k < protectFrom && est > low; k++) {
     const it = items[k]!;
     const e = it.entry;
-    if (e === undefined || e.role !== 'assistant' || elided(e.seq) || it.open || protectedBatches.has(k)) continue;
-    let saves = it.r.est - e.elided(stats).est;
+    if (merge && it.kind === 'elided') {
+      if (run === undefined) run = { first: e!.seq, last: it.last, est: it.r.est };
+      else {
+        const joined = elidedRunEst(run.first, it.last);
+        est += joined - run.est - it.r.est;
+        run = { first: run.first, last: it.last, est: joined };
+      }
+      continue;
+    }
+    // A result of a batch elided just now leaves with it: it does not end a run.
+    if (merge && it.batch >= 0 && fresh.has(items[it.batch]!.entry!.seq)) continue;
+    if (e === undefined || e.role !== 'assistant' || elided(e.seq) || it.open || protectedBatches.has(k)) {
+      run = undefined;
+      continue;
+    }
+    const placeholder = run === undefined ? e.elided(stats).est : elidedRunEst(run.first, e.seq) - run.est;
+    let saves = it.r.est - placeholder;
     for (const idx of it.results ?? []) {
       const res = items[idx]!;
       saves += fresh.has(res.entry!.seq) ? res.entry!.elided(stats).est : res.r.est;
     }
-    if (saves <= 0) continue;
+    if (saves <= 0) {
+      run = undefined;
+      continue;
+    }
     est -= saves;
     for (const idx of it.results ?? []) fresh.add(items[idx]!.entry!.seq);
     fresh.add(e.seq);
+    if (merge) run = { first: run?.first ?? e.seq, last: e.seq, est: (run?.est ?? 0) + placeholder };
   }
 
   return [...fresh].filter((seq) => !isElided(seq)).sort((a, b) => a - b);

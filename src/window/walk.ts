@@ -14,13 +14,22 @@
  * dropped (with the batch's blocks, which were made with the calls the model wrote). A reused call
  * id thereby refers to its latest batch. An elided batch is a placeholder without calls, and every
  * result in its run is left out.
+ *
+ * Under window-v2 (`mergeElided`) the elided replies that end up next to each other in the request
+ * (nothing shown between them: their results and orphans are left out) are one assistant
+ * placeholder naming the first and last of them, `[elided seq=A-B]`, where the first one stood. A
+ * tool result elided in place keeps its own placeholder, since its call still needs it; user
+ * messages, summaries and replies still shown end a run. Runs change only when the elided set
+ * does: at a trim, or when a rewritten history resends an elided entry, which comes back elided
+ * (docs/decisions.md, Placeholders that do not pile up).
  */
 import type { NeutralMessage, Origin } from '../core/types.js';
 import type { Entry, Rendered, WindowStats } from './entry.js';
 import type { Summaries, Summary } from './summaries.js';
 
 export interface ItemFields {
-  readonly kind: 'system' | 'entry' | 'summary';
+  /** `elided`: a merged run of elided replies (window-v2); `entry` is its first. */
+  readonly kind: 'system' | 'entry' | 'summary' | 'elided';
   readonly entry: Entry | undefined;
   readonly summary: Summary | undefined;
   readonly r: Rendered;
@@ -30,6 +39,8 @@ export interface ItemFields {
   readonly results: number[] | undefined;
   /** A trailing batch some of whose calls are not answered yet: not elided, re-rendered next build. */
   readonly open: boolean;
+  /** Seq of the last reply a merged placeholder names; -1 for anything else. */
+  readonly last: number;
 }
 
 export interface Item extends ItemFields {
@@ -44,7 +55,8 @@ export interface Item extends ItemFields {
 export class Rendering {
   readonly items: Item[] = [];
   readonly msgs: NeutralMessage[] = [];
-  readonly texts: string[] = [];
+  /** What the digest hashes: each item's rendering, its text made when hashed. */
+  readonly rendered: Rendered[] = [];
 
   get length(): number {
     return this.items.length;
@@ -57,16 +69,16 @@ export class Rendering {
   push(f: ItemFields): number {
     const cum = this.est + f.r.est;
     // One literal, always in this order: every item has the same shape.
-    this.items.push({ kind: f.kind, entry: f.entry, summary: f.summary, r: f.r, batch: f.batch, results: f.results, open: f.open, cum });
+    this.items.push({ kind: f.kind, entry: f.entry, summary: f.summary, r: f.r, batch: f.batch, results: f.results, open: f.open, last: f.last, cum });
     this.msgs.push(f.r.msg);
-    this.texts.push(f.r.text);
+    this.rendered.push(f.r);
     return this.items.length - 1;
   }
 
   truncate(n: number): void {
     this.items.length = n;
     this.msgs.length = n;
-    this.texts.length = n;
+    this.rendered.length = n;
   }
 }
 
@@ -79,6 +91,8 @@ export interface WalkContext {
   /** Entries with a seq above this are treated as stale (the elisions this request makes). */
   readonly staleAbove: number;
   readonly cap: number;
+  /** window-v2: adjacent elided replies are one placeholder. */
+  readonly mergeElided: boolean;
   readonly stats: WindowStats;
 }
 
@@ -93,27 +107,58 @@ export function walk(ctx: WalkContext, items: Rendering, from: number): Resume {
   const { entries, stats } = ctx;
   const n = entries.length;
   let resume: Resume | undefined;
+  // The run of elided replies being merged: pushed once its extent is known.
+  let run: { at: number; first: Entry; last: Entry } | undefined;
+  const flush = (): void => {
+    if (run === undefined) return;
+    items.push({ kind: 'elided', entry: run.first, summary: undefined, r: run.first.elidedRun(run.last.seq, stats), batch: -1, results: undefined, open: false, last: run.last.seq });
+    run = undefined;
+  };
   let i = from;
   while (i < n) {
     const e = entries[i]!;
     stats.walked++;
     const s = covering(ctx.summaries, e.seq);
     if (s !== undefined) {
+      flush();
       const last = items.items[items.length - 1];
-      if (last?.summary !== s) items.push({ kind: 'summary', entry: undefined, summary: s, r: ctx.summaries.message(s, stats), batch: -1, results: undefined, open: false });
+      if (last?.summary !== s) items.push({ kind: 'summary', entry: undefined, summary: s, r: ctx.summaries.message(s, stats), batch: -1, results: undefined, open: false, last: -1 });
       i++;
     } else if (e.role === 'tool') {
       i++; // an orphan: no batch right before it has its call
+    } else if (ctx.mergeElided && e.role === 'assistant' && ctx.isElided(e.seq)) {
+      if (run === undefined) run = { at: i, first: e, last: e };
+      else run.last = e;
+      // An elided batch's results are left out; they and any orphans after it join the run.
+      i = e.calls.length > 0 ? resultsEnd(ctx, i) : i + 1;
     } else if (e.role === 'assistant' && e.calls.length > 0) {
+      flush();
       const next = batch(ctx, items, i);
       if (next.open) resume = { item: next.item, entry: i };
       i = next.end;
     } else {
-      items.push({ kind: 'entry', entry: e, summary: undefined, r: single(ctx, e), batch: -1, results: undefined, open: false });
+      flush();
+      items.push({ kind: 'entry', entry: e, summary: undefined, r: single(ctx, e), batch: -1, results: undefined, open: false, last: -1 });
       i++;
     }
   }
+  if (run !== undefined) {
+    // An entry appended later may be elided from the start (a resent entry that comes back
+    // elided) and join this run: the next walk resumes at the run, not after it.
+    const at = { item: items.length, entry: run.at };
+    flush();
+    return at;
+  }
   return resume ?? { item: items.length, entry: n };
+}
+
+/** End (exclusive) of the tool entries after the batch at `i` that no summary covers. */
+function resultsEnd(ctx: WalkContext, i: number): number {
+  const { entries } = ctx;
+  let end = i + 1;
+  while (end < entries.length && entries[end]!.role === 'tool' && covering(ctx.summaries, entries[end]!.seq) === undefined) end++;
+  ctx.stats.walked += end - i - 1;
+  return end;
 }
 
 function covering(summaries: Summaries, seq: number): Summary | undefined {
@@ -141,13 +186,11 @@ function isStale(ctx: WalkContext, e: Entry): boolean {
 function batch(ctx: WalkContext, items: Rendering, i: number): { end: number; open: boolean; item: number } {
   const { entries, stats } = ctx;
   const e = entries[i]!;
-  let end = i + 1;
-  while (end < entries.length && entries[end]!.role === 'tool' && covering(ctx.summaries, entries[end]!.seq) === undefined) end++;
-  stats.walked += end - i - 1;
+  const end = resultsEnd(ctx, i);
   const at = items.length;
 
   if (ctx.isElided(e.seq)) {
-    items.push({ kind: 'entry', entry: e, summary: undefined, r: e.elided(stats), batch: -1, results: undefined, open: false });
+    items.push({ kind: 'entry', entry: e, summary: undefined, r: e.elided(stats), batch: -1, results: undefined, open: false, last: -1 });
     return { end, open: false, item: at };
   }
 
@@ -163,14 +206,14 @@ function batch(ctx: WalkContext, items: Rendering, i: number): { end: number; op
   if (!complete) r = e.withCalls(new Set(answeredBy.keys()), stats);
   else r = e.withBlocks(ctx.origin, ctx.originKey, stats, isStale(ctx, e)) ?? e.plain(ctx.cap, stats);
   const results: number[] = [];
-  items.push({ kind: 'entry', entry: e, summary: undefined, r, batch: -1, results, open });
+  items.push({ kind: 'entry', entry: e, summary: undefined, r, batch: -1, results, open, last: -1 });
 
   for (let k = i + 1; k < end; k++) {
     const t = entries[k]!;
     const src = t.source;
     if (src.role !== 'tool' || answeredBy.get(src.tool_call_id) !== k) continue;
     const rendered = ctx.isElided(t.seq) ? t.elided(stats) : t.plain(ctx.cap, stats);
-    results.push(items.push({ kind: 'entry', entry: t, summary: undefined, r: rendered, batch: at, results: undefined, open: false }));
+    results.push(items.push({ kind: 'entry', entry: t, summary: undefined, r: rendered, batch: at, results: undefined, open: false, last: -1 }));
   }
   return { end, open, item: at };
 }

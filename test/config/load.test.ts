@@ -22,6 +22,7 @@ describe('loadConfig', () => {
       idleMinutes: 30,
       maxLive: 256,
       maxLiveMb: 512,
+      wireCacheMb: 4,
     });
     expect(config.sessions.idHeaders).toEqual(DEFAULT_ID_HEADERS);
     expect(Object.keys(config.providers)).toEqual(['sim']);

@@ -15,11 +15,13 @@ afterAll(async () => {
   await w?.close();
 });
 
-it('the upstream call closes within 100 ms of the abort, and the log holds the partial reply, aborted', async () => {
+// The upstream sends a token every 200 ms: closing within two of its intervals is prompt, and
+// leaves room for a loaded machine's scheduling.
+it('the upstream call closes within 400 ms of the abort (two of its token intervals), and the log holds the partial reply, aborted', async () => {
   const before = await sessionIds(w);
   const t = tag('abort');
   const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [
-    { role: 'user', content: `${t} [[slow 50]] [[think short]] [[len 200]]` },
+    { role: 'user', content: `${t} [[slow 200]] [[think short]] [[len 200]]` },
   ];
   const controller = new AbortController();
   const stream = await w.client.chat.completions.create({ model: 'ds', stream: true, messages }, { signal: controller.signal });
@@ -38,7 +40,7 @@ it('the upstream call closes within 100 ms of the abort, and the log holds the p
 
   const record = w.sim.requests.at(-1)!;
   await until(() => record.closedEarly, 1000);
-  expect(record.closedAt! - abortedAt).toBeLessThan(100);
+  expect(record.closedAt! - abortedAt).toBeLessThan(400);
   expect(record.finishedAt).toBeNull();
 
   const resp = await until(async () => {

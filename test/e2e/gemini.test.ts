@@ -183,14 +183,16 @@ describe('gemini-openai preset', () => {
     expect(elided.slice(0, 5)).toEqual([0, 0, 0, 0, 0]);
     expect(elided[5]).toBeGreaterThan(0);
     expect(elided.slice(6)).toEqual([0, 0]);
-    // In the last request: turn 1's oldest batches elided whole; its survivor, made before the
-    // elision, still signed (Gemini's signatures are not bound to the prefix); turn 2's signed.
+    // In the last request: turn 1's three oldest batches elided whole, one placeholder for the
+    // three; its survivor, made before the elision, still signed (Gemini's signatures are not
+    // bound to the prefix); turn 2's signed.
     const last = assistantsOf(wire.at(-1)!);
-    expect(last).toHaveLength(7);
-    expect(last.slice(0, 3).every((m) => String(m.content).startsWith('[elided') && m.tool_calls === undefined)).toBe(true);
-    expect(last[3]!.tool_calls![0]!.extra_content).toBeDefined();
-    expect(last[4]!.content).toBe('read');
-    expect(last.slice(5).map((m) => m.tool_calls![0]!.extra_content !== undefined)).toEqual([true, true]);
+    expect(last).toHaveLength(5);
+    expect(String(last[0]!.content)).toMatch(/^\[elided seq=\d+-\d+\]$/);
+    expect(last[0]!.tool_calls).toBeUndefined();
+    expect(last[1]!.tool_calls![0]!.extra_content).toBeDefined();
+    expect(last[2]!.content).toBe('read');
+    expect(last.slice(3).map((m) => m.tool_calls![0]!.extra_content !== undefined)).toEqual([true, true]);
     expect(w.sim.requests.slice(simFrom).map((r) => r.opaque.dropped)).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
   });
 

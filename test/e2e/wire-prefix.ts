@@ -14,12 +14,11 @@ export function renderAnthropic(req: TappedRequest): Buffer {
   return Buffer.from(renderRequest(parseMessagesRequest(JSON.stringify(req.body))).map((s) => s.text).join(''), 'utf8');
 }
 
-const ELIDED = Buffer.from('[elided seq=');
+/** `[elided seq=N]`, or a merged run's `[elided seq=A-B]` (window-v2). */
+const ELIDED = /\[elided seq=\d+(?:-\d+)?\]/g;
 
-function count(haystack: Buffer, needle: Buffer): number {
-  let n = 0;
-  for (let at = haystack.indexOf(needle); at >= 0; at = haystack.indexOf(needle, at + 1)) n++;
-  return n;
+function markers(rendered: Buffer): Set<string> {
+  return new Set(rendered.toString('utf8').match(ELIDED) ?? []);
 }
 
 function commonPrefix(a: Buffer, b: Buffer): number {
@@ -38,7 +37,10 @@ export function cacheableTokens(bytes: number): number {
 export interface PrefixStep {
   /** Tokens of the whole rendered prompt. */
   prompt: number;
-  /** The window elided something new in this request (more `[elided seq=N]` markers than before). */
+  /**
+   * The window elided something new in this request: an elision marker the request before did
+   * not have (a new `[elided seq=N]`, or a run's `[elided seq=A-B]` that now names a later entry).
+   */
   trimmed: boolean;
   /** Bytes this request shares with the one before it, as both went on the wire. */
   commonBytes: number;
@@ -60,7 +62,8 @@ export function prefixSteps(rendered: readonly Buffer[]): PrefixStep[] {
     const prompt = Math.ceil(cur.length / TOKEN_BYTES);
     if (k === 0) return { prompt, trimmed: false, commonBytes: 0, ideal: 0 };
     const prev = rendered[k - 1]!;
-    const trimmed = count(cur, ELIDED) > count(prev, ELIDED);
+    const before = markers(prev);
+    const trimmed = [...markers(cur)].some((m) => !before.has(m));
     const commonBytes = commonPrefix(prev, cur);
     return { prompt, trimmed, commonBytes, ideal: cacheableTokens(trimmed ? commonBytes : prev.length) };
   });

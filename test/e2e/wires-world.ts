@@ -7,6 +7,7 @@
  *   `ol`: ollama preset    -> `/api/chat`
  *   `rs`: openai-responses -> `/v1/responses`
  *   `ds`: deepseek preset  -> `/deepseek/v1/chat/completions`
+ *   `oa`: generic preset   -> `/openai/v1/chat/completions`
  *
  * The config is written after the tap has its address, which `startWorld` (harness.ts) cannot do.
  * The world has the harness's `World` shape, so `readSessions`, `replayAll` and friends take it.
@@ -59,6 +60,10 @@ api_key_env = ""
 preset = "deepseek"
 base_url = "${tap.origin}/deepseek/v1"
 api_key_env = ""
+
+[providers.oa]
+preset = "generic"
+base_url = "${tap.origin}/openai/v1"
 ${opts.models}
 `;
   return openWorld(dir, sim, tap, toml);

@@ -90,7 +90,7 @@ describe('the image\'s start command', () => {
     child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
     await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.ok === true, 15_000, () => output);
     expect(output).toContain(`listening on http://0.0.0.0:${port}/v1`);
-    expect(await (await fetch(`http://127.0.0.1:${port}/healthz`)).json()).toEqual({ status: 'ok' });
+    expect(await (await fetch(`http://127.0.0.1:${port}/healthz`)).json()).toEqual({ status: 'ok', damaged_sessions: 0 });
 
     const [hNode, ...hArgs] = jsonArg('HEALTHCHECK').map((a) => a.replace('8787', String(port)));
     expect(hNode).toBe('node');

@@ -73,9 +73,13 @@ describe('planReply', () => {
     expect(planReply(last('[[len 7]]'), digest, MODES.openai).completionTokens).toBe(7);
   });
 
-  it('reads directives only from the last message', () => {
+  it('reads directives only from the last message, past trailing system messages, with the tool results before a user message', () => {
     const plan = planReply([{ role: 'user', content: '[[say early]]' }, { role: 'tool', tool_call_id: 'x', content: 'result' }], digest, MODES.openai);
     expect(plan.content).not.toBe('early');
+    const turn = [{ role: 'tool', tool_call_id: 'x', content: '[[say from the result]]' }, { role: 'user', content: '<system-reminder>go on</system-reminder>' }];
+    expect(planReply(turn, digest, MODES.openai).content).toBe('from the result');
+    // Claude Code sends its environment as a system message after the user's: one turn.
+    expect(planReply([{ role: 'user', content: '[[say turn]]' }, { role: 'system', content: 'env' }], digest, MODES.openai).content).toBe('turn');
     expect(planReply([{ role: 'user', content: [{ type: 'text', text: '[[say parts]]' }] }], digest, MODES.openai).content).toBe('parts');
   });
 

@@ -10,7 +10,8 @@ import { buildAt } from '../../src/window/index.js';
 import type { GeneratedSession } from './gen-session.js';
 import { estimateMessageTokens, estimateTextTokens } from '../../src/core/estimate.js';
 
-const ELIDED = /^\[elided seq=\d+\]$/;
+/** `[elided seq=N]`, or a merged run's `[elided seq=A-B]` (window-v2). */
+const ELIDED = /^\[elided seq=\d+(?:-\d+)?\]$/;
 
 function fail(seq: number, what: string): never {
   throw new Error(`request seq ${seq}: ${what}`);
@@ -70,8 +71,9 @@ export function checkPrefixAndTrims(s: GeneratedSession): { prefixes: number; tr
 function checkProtected(seq: number, req: NeutralRequest, recipe: Recipe, elided: readonly number[]): void {
   const msgs = req.messages;
   for (let i = Math.max(0, msgs.length - recipe.protected_entries); i < msgs.length; i++) {
-    const m = /^\[elided seq=(\d+)\]$/.exec(typeof msgs[i]!.content === 'string' ? (msgs[i]!.content as string) : '');
-    if (m !== null && elided.includes(Number(m[1]))) fail(seq, `protected message ${i} was elided`);
+    // A run ends with the reply elided last: a protected one elided into a run names it there.
+    const m = /^\[elided seq=(\d+)(?:-(\d+))?\]$/.exec(typeof msgs[i]!.content === 'string' ? (msgs[i]!.content as string) : '');
+    if (m !== null && elided.includes(Number(m[2] ?? m[1]))) fail(seq, `protected message ${i} was elided`);
   }
 }
 
@@ -191,4 +193,26 @@ export function checkBlockPrefixes(s: GeneratedSession): number {
     });
   }
   return checked;
+}
+
+/** The assistant placeholder of one elided reply or a merged run of them. */
+function isReplyPlaceholder(m: NeutralMessage | undefined): boolean {
+  return m?.role === 'assistant' && m.tool_calls === undefined && ELIDED.test(m.content ?? '');
+}
+
+/**
+ * (g) window-v2: no two reply placeholders stand side by side (a run is one message); returns how
+ * many merged placeholders, naming two or more replies, the requests showed.
+ */
+export function checkRunsMerged(s: GeneratedSession): number {
+  let merged = 0;
+  for (const { seq, result } of s.requests) {
+    const msgs = result.request.messages;
+    msgs.forEach((m, i) => {
+      if (!isReplyPlaceholder(m)) return;
+      if (isReplyPlaceholder(msgs[i - 1])) fail(seq, `reply placeholders ${i - 1} and ${i} side by side`);
+      if ((m.content as string).includes('-')) merged++;
+    });
+  }
+  return merged;
 }

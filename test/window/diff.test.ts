@@ -49,6 +49,49 @@ describe('firstDifference', () => {
     expect(diff).toEqual({ index: 2, field: 'messages[2].content', cause: 'trim' });
   });
 
+  it('trim: a run of placeholders grew to name a later reply (window-v2)', () => {
+    const rounds = (log: LogBuilder, from: number, to: number) => {
+      for (let i = from; i < to; i++) {
+        log.reply({ calls: [`c${i}`], content: `step ${i}` });
+        log.tool(`c${i}`, 'r'.repeat(300));
+      }
+    };
+    const { a, b, diff } = pair(
+      (log) => {
+        log.user('task');
+        rounds(log, 0, 8);
+        log.send();
+      },
+      (log) => rounds(log, 8, 14),
+      { version: 'window-v2', high_water: 700, low_water: 100, max_result_tokens: 10_000, protected_entries: 2 },
+    );
+    expect(b.trimmed).toBe(true);
+    expect(a.request.messages[2]!.content).toMatch(/^\[elided seq=\d+-\d+\]$/);
+    expect(b.request.messages[2]!.content).toMatch(/^\[elided seq=\d+-\d+\]$/);
+    expect(diff).toEqual({ index: 2, field: 'messages[2].content', cause: 'trim' });
+  });
+
+  it('client_rewrite: a run that grew by resent entries which come back elided (window-v2)', () => {
+    const seqs: number[] = [];
+    const { a, b, diff } = pair(
+      (log) => {
+        log.user('u1');
+        seqs.push(log.reply({ content: 'one' }), log.reply({ content: 'two' }));
+        log.user('u2');
+        log.add({ type: 'llm.req', digest: 'x', recipe_version: 'window-v2', route: 'r', model: 'm', origin: log.origin, params: {}, elided: seqs, est_tokens: 0 });
+      },
+      (log) => {
+        log.add({ type: 'client.rewrite', from_seq: seqs[1]! });
+        seqs.push(log.add({ type: 'client.msg', msg: { role: 'assistant', content: 'two' }, elided_as: seqs[1]! }).seq);
+        log.user('u2, edited');
+      },
+      { version: 'window-v2' },
+    );
+    expect(a.request.messages[2]!.content).toBe(`[elided seq=${seqs[0]}-${seqs[1]}]`);
+    expect(b.request.messages[2]!.content).toBe(`[elided seq=${seqs[0]}-${seqs[2]}]`);
+    expect(diff).toEqual({ index: 2, field: 'messages[2].content', cause: 'client_rewrite' });
+  });
+
   it('system: the leading prompt changed', () => {
     const { diff } = pair(basic, (log) => log.system('sys v2'));
     expect(diff).toEqual({ index: 0, field: 'messages[0].content', cause: 'system' });

@@ -134,7 +134,7 @@ class SessionGen {
     const input: WindowInput = { route: ROUTE, model: this.#origin.model, origin: this.#origin, params: this.#params };
     const result = this.#state.build(input);
     const req = this.#emit({
-      type: 'llm.req', digest: result.digest, recipe_version: 'window-v1', route: ROUTE, model: input.model, origin: input.origin,
+      type: 'llm.req', digest: result.digest, recipe_version: this.#recipe.version, route: ROUTE, model: input.model, origin: input.origin,
       params: input.params, elided: result.elided, est_tokens: result.estTokens,
     });
     this.#requests.push({ seq: req.seq, input, result, partial: this.#partial });

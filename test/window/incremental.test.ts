@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { LogEvent } from '../../src/core/events.js';
-import { foldEvents, type WindowInput, type WindowState } from '../../src/window/index.js';
-import { ORIGIN_A, ORIGIN_B, runSession } from './gen-session.js';
+import { foldEvents, type WindowInput, type WindowResult, type WindowState } from '../../src/window/index.js';
+import { ORIGIN_A, ORIGIN_B, runSession, type GenOptions } from './gen-session.js';
 
 const RECIPE = { high_water: 10_000_000, low_water: 5_000_000 };
 const QUIET = { recipe: RECIPE, rewrites: false, summaries: false, sessionChanges: false, originSwitches: false, failures: false };
@@ -16,8 +16,8 @@ class Driver {
   readonly state: WindowState;
   #seq: number;
 
-  constructor(size: number) {
-    const events = runSession(21, size, QUIET).events;
+  constructor(size: number, options: GenOptions = QUIET) {
+    const events = runSession(21, size, options).events;
     this.state = foldEvents(events);
     this.#seq = events.at(-1)!.seq;
     this.state.build(INPUT);
@@ -28,13 +28,22 @@ class Driver {
   }
 
   /** One turn of the live loop: a client message, the request, its reply. */
-  turn(i: number): void {
+  turn(i: number): WindowResult {
     this.event({ type: 'client.msg', msg: { role: 'user', content: `turn ${i} `.repeat(20) } });
-    const r = this.state.build(INPUT);
-    this.event({ type: 'llm.req', digest: r.digest, recipe_version: 'window-v1', route: 'r', model: INPUT.model, origin: ORIGIN_A, params: {}, elided: r.elided, est_tokens: r.estTokens });
+    const r = this.send();
     this.event({ type: 'llm.resp', req: this.#seq, reply: { content: 'ok '.repeat(30), finish_reason: 'stop' }, origin: ORIGIN_A, timings: { total_ms: 1 } });
+    return r;
+  }
+
+  /** Build the next request and log it. */
+  send(): WindowResult {
+    const r = this.state.build(INPUT);
+    this.event({ type: 'llm.req', digest: r.digest, recipe_version: this.state.recipe!.version, route: 'r', model: INPUT.model, origin: ORIGIN_A, params: {}, elided: r.elided, est_tokens: r.estTokens });
+    return r;
   }
 }
+
+const MERGED = /^\[elided seq=\d+-\d+\]$/;
 
 describe('incremental build', () => {
   it('walks and renders only what is new when the request only appends', () => {
@@ -92,5 +101,47 @@ describe('incremental build', () => {
     const ratio = median(times.long) / median(times.short);
     // About 1.6 on an idle 2-core machine: the long request copies two arrays of 2,500 pointers.
     expect(ratio, 'cost of the 1000-request session\'s next request over the 10-request one\'s').toBeLessThan(3);
+  });
+});
+
+describe('incremental build under window-v2 (merged placeholders)', () => {
+  // Small enough that the generated session trims often, so runs of elided replies build up.
+  const TRIMMING: GenOptions = { ...QUIET, recipe: { version: 'window-v2', high_water: 16_000, low_water: 8000 } };
+
+  it('walks and renders only what is new when the request only appends, with merged runs in the window', () => {
+    const d = new Driver(400, TRIMMING);
+    d.turn(0);
+    const settled = d.state.build(INPUT);
+    expect(settled.trimmed).toBe(false);
+    const merged = settled.request.messages.filter((m) => m.role === 'assistant' && MERGED.test(m.content ?? ''));
+    expect(merged.length).toBeGreaterThan(3);
+    const before = { ...d.state.stats };
+    d.event({ type: 'client.msg', msg: { role: 'user', content: 'one more' } });
+    const next = d.state.build(INPUT);
+    expect(next.trimmed).toBe(false);
+    expect(d.state.stats.walked - before.walked).toBe(1);
+    expect(d.state.stats.rendered - before.rendered).toBe(1);
+    // The runs are the same objects: nothing before the new message was rendered again.
+    expect(next.request.messages.slice(0, -1)).toEqual(settled.request.messages);
+    expect(next.request.messages.filter((m) => merged.includes(m))).toHaveLength(merged.length);
+  });
+
+  it('keeps a trim\'s rendering once its llm.req is logged: the request after a trim renders only what is new', () => {
+    const d = new Driver(400, TRIMMING);
+    let trim: WindowResult | undefined;
+    for (let i = 0; i < 200 && trim === undefined; i++) {
+      const r = d.turn(i);
+      if (r.trimmed) trim = r;
+    }
+    expect(trim).toBeDefined();
+    expect(trim!.request.messages.some((m) => m.role === 'assistant' && MERGED.test(m.content ?? ''))).toBe(true);
+    const before = { ...d.state.stats };
+    d.event({ type: 'client.msg', msg: { role: 'user', content: 'after the trim' } });
+    const next = d.send();
+    expect(next.trimmed).toBe(false);
+    // The reply that followed the trim, and the new message.
+    expect(d.state.stats.walked - before.walked).toBe(2);
+    expect(d.state.stats.rendered - before.rendered).toBe(2);
+    expect(next.request.messages.slice(0, trim!.request.messages.length)).toEqual(trim!.request.messages);
   });
 });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { EventOf, LogEvent } from '../../src/core/events.js';
+import { WINDOW_VERSIONS, type EventOf, type LogEvent } from '../../src/core/events.js';
 import { foldEvents, StartTracker } from '../../src/window/index.js';
 import { runSession } from './gen-session.js';
 import { LogBuilder } from './log-builder.js';
@@ -51,8 +51,8 @@ describe('start tracker', () => {
     let requests = 0;
     let moved = 0;
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 2 ** 31 - 1 }), fc.integer({ min: 5, max: 40 }), fc.constantFrom('follow' as const, 'append' as const), (seed, size, system) => {
-        const r = checkTracker(runSession(seed, size, { summaries: false, recipe: { system } }).events);
+      fc.property(fc.integer({ min: 1, max: 2 ** 31 - 1 }), fc.integer({ min: 5, max: 40 }), fc.constantFrom('follow' as const, 'append' as const), fc.constantFrom(...WINDOW_VERSIONS), (seed, size, system, version) => {
+        const r = checkTracker(runSession(seed, size, { summaries: false, recipe: { system, version } }).events);
         requests += r.requests;
         moved += r.moved;
       }),

@@ -29,7 +29,8 @@ export interface Conversation {
   lastBlock: (WireContentBlock | undefined)[];
 }
 
-const ANTHROPIC_KINDS = new Set<OpaqueBlock['kind']>(['anthropic.thinking', 'anthropic.redacted_thinking']);
+/** The opaque blocks this wire reads; the others are another wire's. */
+export const ANTHROPIC_KINDS = new Set<OpaqueBlock['kind']>(['anthropic.thinking', 'anthropic.redacted_thinking']);
 
 export function encodeConversation(messages: readonly NeutralMessage[], opts: EncodeOptions): Conversation {
   const conv: Conversation = { system: [], messages: [], lastBlock: [] };
@@ -86,7 +87,7 @@ function userBlocks(content: string | ContentPart[], opts: EncodeOptions): WireC
  * Blocks with `before_call` k go right before call k (0 or absent: before the text); a block
  * whose k is past the last call goes at the end.
  */
-function assistantBlocks(m: AssistantMessage): WireContentBlock[] {
+export function assistantBlocks(m: AssistantMessage): WireContentBlock[] {
   const calls = m.tool_calls ?? [];
   const n = calls.length;
   const mine = (m.blocks ?? []).filter((b) => ANTHROPIC_KINDS.has(b.kind));

@@ -6,7 +6,8 @@
  * (model, first usage), `content_block_start/delta/stop` (text, thinking, signature and tool input
  * deltas), `message_delta` (stop reason, cumulative usage), `message_stop`, `ping`, `error`.
  *
- * A tool call's arguments are handed out whole at its `content_block_stop` (or when the stream
+ * A thinking block is handed out whole (signature and all) at its `content_block_stop`, for a client
+ * of this same wire. A tool call's arguments are handed out whole at its `content_block_stop` (or when the stream
  * breaks off): the streamed JSON text has the model's spacing, the non-stream `input` is an object,
  * and both must give the same arguments text, so the text is parsed and serialised once.
  */
@@ -71,6 +72,7 @@ class MessagesStreamDecoder implements StreamDecoder {
       case 'content_block_stop': {
         const state = this.blocks.get(asNumber(data.index) ?? -1);
         if (state !== undefined) this.sendArgs(state, out);
+        if (state !== undefined) this.sendOpaque(state, out);
         break;
       }
       case 'message_delta': {
@@ -173,6 +175,15 @@ class MessagesStreamDecoder implements StreamDecoder {
     state.call.sent = true;
     const text = argumentsText(this.finalBlock(state).input);
     if (text.length > 0) out.push({ type: 'tool_call_args', index: state.call.position, text });
+  }
+
+  /** A thinking or redacted_thinking block, whole (its signature arrives just before its stop), as `replyFromContent` keeps it. */
+  private sendOpaque(state: BlockState, out: StreamDelta[]): void {
+    const type = state.block.type;
+    if (type !== 'thinking' && type !== 'redacted_thinking') return;
+    const origin = { provider: this.route.provider, model: this.route.model };
+    const kind = type === 'thinking' ? 'anthropic.thinking' : 'anthropic.redacted_thinking';
+    out.push({ type: 'block', block: { kind, origin, data: { ...state.block }, before_call: this.calls } });
   }
 
   /** Calls whose block never stopped (a stream that ended or broke early) hand out what they have. */

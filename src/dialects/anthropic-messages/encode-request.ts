@@ -19,6 +19,9 @@ import { jsonHeaders } from '../wire-headers.js';
 
 export const MESSAGES_PATH = '/messages';
 
+/** Counts a request's input tokens without running it. */
+export const COUNT_TOKENS_PATH = '/messages/count_tokens';
+
 /** The API version every request names (the SDK's, unchanged since 2023). */
 export const ANTHROPIC_VERSION = '2023-06-01';
 
@@ -60,6 +63,15 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
   const encoded: EncodedRequest = { path: MESSAGES_PATH, headers: jsonHeaders(route, hints, { 'anthropic-version': ANTHROPIC_VERSION }), body: JSON.stringify(body) };
   if (breakpoints > 0) encoded.cacheBreakpoints = breakpoints;
   return encoded;
+}
+
+/**
+ * `POST /messages/count_tokens` for a client of this wire: its body as it came, naming the
+ * upstream's model (the log and the window are not involved: nothing is answered).
+ */
+export function encodeCountTokens(clientBody: Record<string, unknown>, route: DialectRoute): EncodedRequest {
+  const body = JSON.stringify({ ...clientBody, model: route.model });
+  return { path: COUNT_TOKENS_PATH, headers: jsonHeaders(route, { bodyKey: false, headers: {} }, { 'anthropic-version': ANTHROPIC_VERSION }), body };
 }
 
 /** OpenAI's function tool -> `{name, description, input_schema}` (the API requires an object schema). */

@@ -3,7 +3,7 @@ import type { Dialect } from '../types.js';
 import { upstreamErrorFromBody } from '../upstream-error.js';
 import { decodeReply } from './decode-reply.js';
 import { createStreamDecoder } from './decode-stream.js';
-import { encodeRequest } from './encode-request.js';
+import { encodeCountTokens, encodeRequest } from './encode-request.js';
 
 export const anthropicMessages: Dialect = {
   wire: 'anthropic-messages',
@@ -14,4 +14,7 @@ export const anthropicMessages: Dialect = {
   // also knows "prompt is too long" as a context overflow.
   decodeError: upstreamErrorFromBody,
   authHeaders: (apiKey) => ({ 'x-api-key': apiKey }),
+  // A client of this wire (Claude Code) names its API version and betas; they mean something here only.
+  clientHeaders: ['anthropic-version', 'anthropic-beta'],
+  encodeCountTokens,
 };

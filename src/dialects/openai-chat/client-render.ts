@@ -125,7 +125,7 @@ export function createChunkRenderer(meta: ClientMeta & { includeUsage: boolean }
           // Written by the proxy as an error frame (see the file comment).
           break;
         case 'block':
-          // Chat Completions has no field for opaque reasoning: the log keeps it.
+          // Opaque blocks are not shown on this wire: their text came as reasoning_content.
           break;
       }
       return out;

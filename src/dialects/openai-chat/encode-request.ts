@@ -45,23 +45,13 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
   return { path: CHAT_COMPLETIONS_PATH, headers: jsonHeaders(route, hints), body };
 }
 
-/**
- * Each message's wire JSON, kept per message object (the window hands the same frozen object for
- * an unchanged entry from one request to the next) and per the route options that shape it.
- */
-const serialised = new WeakMap<NeutralMessage, Map<string, string>>();
-
+/** Each message's wire JSON, kept by the caller's memo per the route options that shape it. */
 function messageJson(m: NeutralMessage, route: DialectRoute, opts: EncodeOptions): string {
-  const key = `${route.reasoningOut}\u0000${route.reasoningOnToolTurns}`;
-  let byRoute = serialised.get(m);
-  if (byRoute === undefined) {
-    byRoute = new Map();
-    serialised.set(m, byRoute);
-  }
-  let text = byRoute.get(key);
+  const variant = `openai-chat\u0000${route.reasoningOut}\u0000${route.reasoningOnToolTurns}`;
+  let text = opts.memo?.get(m, variant);
   if (text === undefined) {
     text = JSON.stringify(encodeMessage(m, route, opts));
-    byRoute.set(key, text);
+    opts.memo?.set(m, variant, text);
   }
   return text;
 }

@@ -5,7 +5,8 @@
  */
 import { z } from 'zod';
 import { ProxyError } from '../../core/errors.js';
-import { checkBodyDepth, checkTextDepth, fromIssue, requireObject } from '../client-input.js';
+import { MAX_JSON_DEPTH, textDepth } from '../../core/json-depth.js';
+import { checkBodyDepth, issueError, requireObject } from '../client-body.js';
 
 const text = z.string();
 const textPart = z.object({ type: z.literal('text'), text }).loose();
@@ -89,30 +90,33 @@ export function parseChatRequest(raw: unknown): ParsedChat {
   requireObject(raw);
   checkBodyDepth(raw);
   const top = chatRequest.safeParse(raw);
-  if (!top.success) throw fromIssue(top.error.issues[0]!);
+  if (!top.success) throw issueError(top.error.issues[0]!);
   const messages = top.data.messages.map((m, i) => parseMessage(m, i));
   checkArgumentsDepth(messages);
   return { body: top.data, messages };
 }
 
+/** Arguments are JSON in a string: session matching and the Anthropic and Ollama encoders parse them later. */
 function checkArgumentsDepth(messages: readonly ChatMessage[]): void {
   messages.forEach((msg, i) => {
     if (msg.role !== 'assistant' || msg.tool_calls === undefined) return;
-    msg.tool_calls.forEach((call, j) => checkTextDepth(call.function.arguments, `messages[${i}].tool_calls[${j}].function.arguments`));
+    msg.tool_calls.forEach((call, j) => {
+      if (textDepth(call.function.arguments, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH) return;
+      const param = `messages[${i}].tool_calls[${j}].function.arguments`;
+      throw new ProxyError('json_too_deep', { param, limit: MAX_JSON_DEPTH }, { param });
+    });
   });
 }
 
 function parseMessage(raw: unknown, index: number): ChatMessage {
   const param = `messages[${index}]`;
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    throw new ProxyError('invalid_request', { detail: `${param} must be an object.` }, { param });
-  }
+  requireObject(raw, param);
   const role = (raw as { role?: unknown }).role;
   if (typeof role !== 'string') {
     throw new ProxyError('invalid_request', { detail: `Missing required parameter: '${param}.role'.` }, { param: `${param}.role` });
   }
   if (!(role in byRole)) throw new ProxyError('unknown_role', { role, param: `${param}.role` }, { param: `${param}.role` });
   const parsed = byRole[role as keyof typeof byRole].safeParse(raw);
-  if (!parsed.success) throw fromIssue(parsed.error.issues[0]!, param);
+  if (!parsed.success) throw issueError(parsed.error.issues[0]!, param);
   return parsed.data as ChatMessage;
 }

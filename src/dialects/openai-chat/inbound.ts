@@ -1,13 +1,16 @@
 /** The openai-chat wire's client side: `POST /v1/chat/completions`, answered in OpenAI's shapes. */
 import { errorBody } from '../../core/errors.js';
 import { SSE_DONE, sseJson } from '../sse-writer.js';
+import { bearerOf } from '../wire-headers.js';
 import type { ClientRequest, InboundDialect, ReplyMeta } from '../types.js';
 import { createChunkRenderer, renderCompletion } from './client-render.js';
 import { toConversation, toParams, toTools } from './inbound-convert.js';
 import { parseChatRequest } from './inbound-parse.js';
 
 export const openaiChatInbound: InboundDialect = {
+  wire: 'openai-chat',
   paths: ['/v1/chat/completions'],
+  apiKey: (headers) => bearerOf(headers.authorization),
   parse(body, images): ClientRequest {
     const parsed = parseChatRequest(body);
     const conversation = toConversation(parsed.messages, images);

@@ -7,7 +7,8 @@
  */
 import { z } from 'zod';
 import { ProxyError } from '../../core/errors.js';
-import { checkBodyDepth, checkTextDepth, fromIssue, requireObject } from '../client-input.js';
+import { MAX_JSON_DEPTH, textDepth } from '../../core/json-depth.js';
+import { checkBodyDepth, issueError, requireObject } from '../client-body.js';
 
 const text = z.string();
 const inputText = z.object({ type: z.literal('input_text'), text }).loose();
@@ -91,7 +92,7 @@ export function parseResponsesRequest(raw: unknown): ParsedResponses {
   requireObject(raw);
   checkBodyDepth(raw);
   const top = responsesRequest.safeParse(raw);
-  if (!top.success) throw fromIssue(top.error.issues[0]!);
+  if (!top.success) throw issueError(top.error.issues[0]!);
   const body = top.data;
   if (body.background === true) throw unsupported('background', 'background responses are not supported by the proxy; send the request with stream or wait for it');
   for (const field of UNSUPPORTED) {
@@ -101,14 +102,17 @@ export function parseResponsesRequest(raw: unknown): ParsedResponses {
   if (input.length === 0 && (body.previous_response_id ?? null) === null) {
     throw new ProxyError('invalid_request', { detail: "Missing required parameter: 'input'." }, { param: 'input' });
   }
+  // Arguments are JSON in a string: session matching and the Anthropic and Ollama encoders parse them later.
   input.forEach((item, i) => {
-    if (item.type === 'function_call') checkTextDepth(item.arguments, `input[${i}].arguments`);
+    if (item.type !== 'function_call' || textDepth(item.arguments, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH) return;
+    const param = `input[${i}].arguments`;
+    throw new ProxyError('json_too_deep', { param, limit: MAX_JSON_DEPTH }, { param });
   });
   const tools: FunctionToolParam[] = [];
   (body.tools ?? []).forEach((t, i) => {
     if (t.type !== 'function') return;
     const parsed = functionTool.safeParse(t);
-    if (!parsed.success) throw fromIssue(parsed.error.issues[0]!, `tools[${i}]`);
+    if (!parsed.success) throw issueError(parsed.error.issues[0]!, `tools[${i}]`);
     tools.push(parsed.data);
   });
   return { body, input, tools };
@@ -116,9 +120,7 @@ export function parseResponsesRequest(raw: unknown): ParsedResponses {
 
 function parseItem(raw: unknown, index: number): InputItem {
   const param = `input[${index}]`;
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    throw new ProxyError('invalid_request', { detail: `${param} must be an object.` }, { param });
-  }
+  requireObject(raw, param);
   // An "easy" input message ({role, content}) has no type.
   const given = (raw as { type?: unknown }).type;
   const type = given === undefined && 'role' in raw ? 'message' : given;
@@ -127,7 +129,7 @@ function parseItem(raw: unknown, index: number): InputItem {
     throw new ProxyError('invalid_request', { detail }, { param: `${param}.type` });
   }
   const parsed = byType[type as keyof typeof byType].safeParse({ ...raw, type });
-  if (!parsed.success) throw fromIssue(parsed.error.issues[0]!, param);
+  if (!parsed.success) throw issueError(parsed.error.issues[0]!, param);
   return parsed.data as InputItem;
 }
 

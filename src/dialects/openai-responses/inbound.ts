@@ -5,6 +5,7 @@
  */
 import { errorBody, ProxyError } from '../../core/errors.js';
 import { sseJson } from '../sse-writer.js';
+import { bearerOf } from '../wire-headers.js';
 import type { ClientRequest, InboundDialect, ReplyMeta } from '../types.js';
 import { createEventRenderer, renderResponse, type ResponseMeta } from './client-render.js';
 import { ENCRYPTED_REASONING } from './encode-request.js';
@@ -14,7 +15,9 @@ import { idToRef, responseIdOf } from './response-ids.js';
 import type { ResponsesSseEvent } from './stream-events.js';
 
 export const openaiResponsesInbound: InboundDialect = {
+  wire: 'openai-responses',
   paths: ['/v1/responses'],
+  apiKey: (headers) => bearerOf(headers.authorization),
   parse(body, images): ClientRequest {
     const parsed = parseResponsesRequest(body);
     const conversation = toConversation(parsed.body.instructions, parsed.input, images);

@@ -84,6 +84,12 @@ export class AnthropicEngine {
     }
   }
 
+  /** `POST /v1/messages/count_tokens`: the prompt's tokens as a request would render them; nothing cached. */
+  count(bodyText: string): { input_tokens: number } {
+    const req = parseMessagesRequest(bodyText, { count: true });
+    return { input_tokens: countTokens(renderRequest(req).map((s) => s.text).join('')) };
+  }
+
   reset(): void {
     this.records.length = 0;
     this.cache.clear();

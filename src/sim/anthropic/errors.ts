@@ -1,28 +1,18 @@
 /**
  * The simulator's errors as Anthropic sends them: `{"type":"error","error":{"type","message"},
- * "request_id"}`, the error type following the status (`src/resources/shared.ts` `ErrorType`).
+ * "request_id"}`, in the dialect's shapes (the proxy answers its Anthropic clients in the same).
  * The SimError itself is shared with the chat wire; only its body differs.
  */
+import { wireError } from '../../dialects/anthropic-messages/client-render.js';
 import { SimError } from '../errors.js';
 
-export function anthropicErrorType(status: number): string {
-  if (status === 401) return 'authentication_error';
-  if (status === 403) return 'permission_error';
-  if (status === 404) return 'not_found_error';
-  if (status === 413) return 'request_too_large';
-  if (status === 429) return 'rate_limit_error';
-  if (status === 529) return 'overloaded_error';
-  if (status >= 500) return 'api_error';
-  return 'invalid_request_error';
-}
-
 export function anthropicErrorBody(err: SimError, requestId: string): Record<string, unknown> {
-  return { type: 'error', error: { type: anthropicErrorType(err.status), message: err.message }, request_id: requestId };
+  return { ...wireError(err.status, err.message), request_id: requestId };
 }
 
 /** The stream's error event: the same error object, without a request id. */
 export function anthropicErrorEvent(err: SimError): Record<string, unknown> {
-  return { type: 'error', error: { type: anthropicErrorType(err.status), message: err.message } };
+  return wireError(err.status, err.message);
 }
 
 /** Anthropic's wording, with the simulator's figures. */

@@ -12,7 +12,8 @@ import { anthropicErrorBody, anthropicErrorEvent } from './errors.js';
 import { messageObject, streamFrames } from './reply.js';
 
 /** The paths this wire answers. */
-export const ANTHROPIC_ROUTE = /^\/(?:anthropic\/)?v1\/messages$/;
+export const ANTHROPIC_ROUTE = /^\/(?:anthropic\/)?v1\/messages(?:\/count_tokens)?$/;
+const COUNT_ROUTE = /\/count_tokens$/;
 
 export class AnthropicWire {
   readonly engine: AnthropicEngine;
@@ -49,6 +50,15 @@ export class AnthropicWire {
       return fail(new SimError(401, 'invalid_api_key', 'invalid x-api-key'));
     }
     if (header(req, 'anthropic-version') === undefined) return fail(new SimError(400, 'missing_version', 'anthropic-version: header is required'));
+    if (COUNT_ROUTE.test(path)) {
+      try {
+        record.status = 200;
+        return this.#send(res, 200, this.engine.count(body), requestId);
+      } catch (err) {
+        if (err instanceof SimError) return fail(err);
+        throw err;
+      }
+    }
 
     const outcome = this.engine.answer(body, record);
     if (outcome.kind === 'error') {

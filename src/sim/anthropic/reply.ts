@@ -7,6 +7,7 @@
  * cumulative usage), message_stop. A `[[stream-error]]` stream ends with an error event instead.
  */
 import { sha256Hex } from '../../core/canonical.js';
+import { messageEvent, type WireEvent } from '../../dialects/anthropic-messages/client-render.js';
 import type { ReplyPlan } from '../replies.js';
 import type { CacheUsage } from './prompt-cache.js';
 import { renderReplyTurn, type Segment } from './render.js';
@@ -70,7 +71,7 @@ export function messageObject(meta: ReplyMeta, blocks: readonly Block[], plan: R
 export function streamFrames(meta: ReplyMeta, blocks: readonly Block[], plan: ReplyPlan, usage: Record<string, unknown>, failure: Record<string, unknown> | null): string[] {
   const out: string[] = [];
   const emit = (data: Record<string, unknown>): void => {
-    out.push(`event: ${String(data.type)}\ndata: ${JSON.stringify(data)}\n\n`);
+    out.push(messageEvent(data as WireEvent));
   };
   // message_start: input and cache figures, an early output count, no output breakdown yet.
   const startUsage: Record<string, unknown> = { ...usage, output_tokens: 1 };

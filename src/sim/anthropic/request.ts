@@ -39,7 +39,8 @@ export function invalid(message: string): SimError {
   return new SimError(400, 'invalid_request_error', message);
 }
 
-export function parseMessagesRequest(text: string): MessagesRequest {
+/** `count`: a `count_tokens` body, which has no `max_tokens`. */
+export function parseMessagesRequest(text: string, opts: { count?: boolean } = {}): MessagesRequest {
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -49,7 +50,7 @@ export function parseMessagesRequest(text: string): MessagesRequest {
   if (!isObject(body)) throw invalid('The request body must be a JSON object.');
   const { model, max_tokens: maxTokens, system, tools, messages, thinking, temperature, stream, cache_control: cache } = body;
   if (typeof model !== 'string' || model === '') throw invalid('model: Field required');
-  if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1) throw invalid('max_tokens: Field required (a positive integer)');
+  if (opts.count !== true && (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1)) throw invalid('max_tokens: Field required (a positive integer)');
   if (!Array.isArray(messages) || messages.length === 0) throw invalid('messages: at least one message is required');
   if (tools !== undefined && !Array.isArray(tools)) throw invalid('tools: Input should be a valid list');
   (tools ?? []).forEach((tool: unknown, i: number) => {
@@ -63,7 +64,7 @@ export function parseMessagesRequest(text: string): MessagesRequest {
 
   return {
     model,
-    maxTokens,
+    maxTokens: typeof maxTokens === 'number' ? maxTokens : 0,
     system: systemBlocks(system),
     tools: (tools ?? []) as Record<string, unknown>[],
     messages: messages.map((msg: unknown, i) => turn(msg, i)),

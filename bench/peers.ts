@@ -1,0 +1,176 @@
+/**
+ * The peers side by side: the fake upstream alone, the bare pipe, Portkey's gateway and prefix-proxy,
+ * each its own process, under the same workloads, in rounds whose target order rotates.
+ * Part of `npm run bench`; alone, printing its tables without writing RESULTS.md:
+ *   node dist-bench/bench/peers.js [--workload agent,deep-1m] [--targets pipe,prefix-proxy] [--rounds N] [--cpu-prof DIR] [--quick]
+ */
+import { existsSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { renderWorkload, type Runs, type WorkloadReport } from './peers/report.js';
+import { PORTKEY_VERSION } from './peers/portkey.js';
+import { PROXY_MAIN, startTarget, startUpstream, TARGET_NAMES, type Target, type TargetName } from './peers/targets.js';
+import { agentLoad, deepLoad, liveSessionsLoad, newConversationLoad, quickSizes, SIZES, WORKLOAD_KEYS, type RunResult, type WorkloadKey } from './peers/workloads.js';
+
+interface WorkloadSpec {
+  title: string;
+  /** Read when the report is written, so it describes the sizes the run used. */
+  about: () => string[];
+  rounds: number;
+  run: (target: Target, tag: string) => Promise<RunResult>;
+}
+
+const { agent, newConversation, deep, live } = SIZES;
+
+const WORKLOADS: Record<WorkloadKey, WorkloadSpec> = {
+  agent: {
+    title: '(a) Agent load, not streamed',
+    about: () => [`${agent.concurrency} conversations at once on an undici Pool, each request the whole history plus a ~${agent.turnBytes / 1024} KB user turn,`,
+      `the reply appended as the target gave it; ${agent.turns} turns each (~${Math.round((agent.turns * (agent.turnBytes + 100)) / 1024)} KB bodies at the end), ${agent.conversations * agent.turns} measured requests per run.`],
+    rounds: 3,
+    run: (t, tag) => agentLoad(t, tag, false),
+  },
+  'agent-stream': {
+    title: '(a) Agent load, streamed',
+    about: () => ['The same load with `"stream": true` (SSE: a role chunk, three content chunks, a finish chunk, a usage chunk, `[DONE]`);',
+      'latency is to the last byte.'],
+    rounds: 3,
+    run: (t, tag) => agentLoad(t, tag, true),
+  },
+  'new-conversation': {
+    title: '(b) A new conversation on every request',
+    about: () => [`autocannon, ${newConversation.connections} connections, ${newConversation.seconds} s per run, each request a one-message conversation of ~1.6 KB with a unique`,
+      'user message (through prefix-proxy: a new session and log file per request). Latency percentiles are autocannon\'s (whole ms).'],
+    rounds: 3,
+    run: newConversationLoad,
+  },
+  'deep-256k': {
+    title: '(c) 256 KB requests deep in a session',
+    about: () => [`One conversation already grown to 256 KB (a resumed transcript of ${deep.results} tool results of 64 KB), then requests one at a time,`,
+      `each adding one ~2 KB turn: ${deep.requests} measured after 3 unmeasured. "Added" is the median over rounds of the target's p50 less the`,
+      'upstream\'s (or the pipe\'s) p50 in the same round.'],
+    rounds: 3,
+    run: (t, tag) => deepLoad(t, tag, 256 * 1024),
+  },
+  'deep-1m': {
+    title: '(c) 1 MB requests deep in a session',
+    about: () => [`As above, grown to 1 MB (${deep.results} tool results of 256 KB).`],
+    rounds: 3,
+    run: (t, tag) => deepLoad(t, tag, 1024 * 1024),
+  },
+  'live-sessions': {
+    title: '(d) 1,000 live sessions',
+    about: () => [`${live.conversations.toLocaleString('en')} conversations of ~${Math.round((live.turns * live.turnBytes) / 1000)} KB (${live.turns} requests each adding a ~${live.turnBytes / 1000} KB turn), 8 at once, driven to completion;`,
+      'prefix-proxy runs with `[sessions] max_live = 2000`, so all of them stay live. The first columns and RSS are for that load.',
+      'Then one session of 1,005 small requests (~200 bytes added each; the body grows to ~200 KB), one at a time. Its requests',
+      '996-1,005 ("request 1000") go in alternation with requests 6-15 of a new session ("request 10"), so both are measured under',
+      'the same machine load; "own request 10" is the long session\'s own requests 6-15, sent ~1,000 requests earlier. Medians,',
+      'end-to-end latency. One round: the memory figure needs the whole load in one process.'],
+    rounds: 1,
+    run: liveSessionsLoad,
+  },
+};
+
+export interface PeersOptions {
+  workloads?: WorkloadKey[];
+  targets?: TargetName[];
+  /** Overrides every workload's round count. */
+  rounds?: number;
+  cpuProfDir?: string;
+  log?: (line: string) => void;
+}
+
+export async function measurePeers(opts: PeersOptions = {}): Promise<WorkloadReport[]> {
+  if (!existsSync(PROXY_MAIN)) throw new Error(`peers: ${PROXY_MAIN} is missing; run \`npm run build\` first`);
+  const log = opts.log ?? ((line) => process.stderr.write(`peers: ${line}\n`));
+  const targets = opts.targets ?? [...TARGET_NAMES];
+  const reports: WorkloadReport[] = [];
+  for (const key of opts.workloads ?? WORKLOAD_KEYS) {
+    const spec = WORKLOADS[key];
+    const runs: Runs = Object.fromEntries(targets.map((t) => [t, []]));
+    const rounds = opts.rounds ?? spec.rounds;
+    for (let round = 0; round < rounds; round++) {
+      const upstream = await startUpstream();
+      try {
+        for (const name of rotate(targets, round)) {
+          const tag = `${key}-${round}-${name}`;
+          let target: Target | undefined;
+          try {
+            target = name === 'upstream' ? upstream : await startTarget(name, upstream, { cpuProfDir: opts.cpuProfDir });
+            const result = await spec.run(target, tag);
+            runs[name]!.push(result);
+            log(`${key} round ${round + 1}/${rounds} ${name}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, CPU ${result.cpuPerRequest.toFixed(3)} ms/req, RSS ${result.rssMb.toFixed(0)} MiB${Object.entries(result.extra).map(([k, v]) => `, ${k} ${v.toFixed(2)}`).join('')}`);
+          } catch (err) {
+            const said = target?.errors().slice(0, 2) ?? [];
+            const message = (err instanceof Error ? err.message : String(err)) + (said.length === 0 ? '' : ` — its log: ${said.join(' / ')}`);
+            runs[name]!.push(message);
+            log(`${key} round ${round + 1}/${rounds} ${name}: FAILED: ${message.slice(0, 300)}`);
+          } finally {
+            if (target !== undefined && target !== upstream) await target.stop();
+          }
+        }
+      } finally {
+        await upstream.stop();
+      }
+    }
+    reports.push({ key, title: spec.title, about: spec.about(), runs });
+  }
+  return reports;
+}
+
+function rotate<T>(xs: readonly T[], by: number): T[] {
+  const k = by % xs.length;
+  return [...xs.slice(k), ...xs.slice(0, k)];
+}
+
+export function renderPeers(reports: readonly WorkloadReport[], started: Date): string[] {
+  return [
+    '## Peers: the upstream alone, a bare pipe, Portkey and prefix-proxy under the same load',
+    '',
+    `Measured ${started.toISOString()} by bench/peers.ts; Node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}).`,
+    'Every target is its own process; CPU is that process\'s user + system time from /proc over the measured requests only',
+    '(10 ms ticks), divided by the requests; RSS is its VmRSS at the end of the run. The targets forward to one fake',
+    'OpenAI-compatible upstream process (node:http, answers at once with a fixed 12-token reply and usage, parses nothing),',
+    'measured alone as the first row. The bare pipe is node:http in, an undici Pool out, bodies streamed, nothing parsed.',
+    `Portkey is \`@portkey-ai/gateway\` ${PORTKEY_VERSION} (\`build/start-server.js --headless\`, provider openai, custom host the upstream);`,
+    'prefix-proxy is `dist/cli/main.js serve` with a generic-preset route to the upstream (no cache hints, a window large enough',
+    'that nothing is trimmed or elided), its data directory in the system temp directory (its log is synced before each answer).',
+    'A workload runs in rounds, each with a fresh upstream and running every target once in a rotating order; each run starts',
+    'a fresh target process and warms it with 24 agent requests (under autocannon, 500 more). Figures are medians over rounds.',
+    'The clients (the agent driver, autocannon) run in the bench process on the same cores, so the machine\'s 2 cores are shared',
+    'by client, target and upstream, and by whatever else runs there: compare ratios, not absolute figures.',
+    '',
+    ...reports.flatMap(renderWorkload),
+  ];
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      workload: { type: 'string' },
+      targets: { type: 'string' },
+      rounds: { type: 'string' },
+      'cpu-prof': { type: 'string' },
+      quick: { type: 'boolean' },
+    },
+  });
+  if (values.quick === true) quickSizes();
+  const list = <T extends string>(value: string | undefined, allowed: readonly T[], what: string): T[] | undefined => {
+    if (value === undefined) return undefined;
+    const names = value.split(',');
+    for (const n of names) if (!allowed.includes(n as T)) throw new Error(`peers: unknown ${what} "${n}" (one of ${allowed.join(', ')})`);
+    return names as T[];
+  };
+  const started = new Date();
+  const reports = await measurePeers({
+    workloads: list(values.workload, WORKLOAD_KEYS, 'workload'),
+    targets: list(values.targets, TARGET_NAMES, 'target'),
+    ...(values.rounds === undefined ? {} : { rounds: Number(values.rounds) }),
+    ...(values['cpu-prof'] === undefined ? {} : { cpuProfDir: resolve(values['cpu-prof']) }),
+  });
+  process.stdout.write(renderPeers(reports, started).join('\n') + '\n');
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await main();

@@ -1,0 +1,28 @@
+/** A child's own CPU time and resident memory, read from /proc (Linux), so each target pays only for itself. */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+const TICKS_PER_SECOND = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** User plus system CPU time of a process so far, in ms (resolution: one clock tick, usually 10 ms). */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The command name (field 2) may hold spaces and parentheses: count fields after its closing one.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const utime = Number(fields[11]);
+  const stime = Number(fields[12]);
+  return ((utime + stime) * 1000) / TICKS_PER_SECOND;
+}
+
+/** Resident set size of a process, in MiB (VmRSS). */
+export function rssMb(pid: number): number {
+  const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (match === null) throw new Error(`no VmRSS for process ${pid}`);
+  return Number(match[1]) / 1024;
+}

@@ -1,0 +1,133 @@
+/**
+ * The peers bench as markdown: one table per workload (medians over rounds, ratios against the bare
+ * pipe), failures named under their table, and the project's targets checked from the figures.
+ */
+import { fmt, median } from '../stats.js';
+import { TARGET_LABELS, type TargetName } from './targets.js';
+import type { RunResult, WorkloadKey } from './workloads.js';
+
+/** Each target's runs of one workload, by round (a failed run is its error message). */
+export type Runs = Partial<Record<TargetName, (RunResult | string)[]>>;
+
+export interface WorkloadReport {
+  key: WorkloadKey;
+  title: string;
+  about: string[];
+  runs: Runs;
+}
+
+interface Column {
+  header: string;
+  value: (name: TargetName) => number;
+  digits: number;
+  suffix?: string;
+}
+
+const ok = (r: RunResult | string | undefined): r is RunResult => typeof r === 'object';
+
+/** The median over rounds of one figure of a target's successful runs. */
+export function med(runs: Runs, name: TargetName, pick: (r: RunResult) => number): number {
+  return median((runs[name] ?? []).filter(ok).map(pick));
+}
+
+/** Median over rounds of (a's p50 - b's p50) in the same round: pairs taken in one round share its noise. */
+export function addedP50(runs: Runs, a: TargetName, b: TargetName): number {
+  const as = runs[a] ?? [];
+  const bs = runs[b] ?? [];
+  const diffs: number[] = [];
+  for (let i = 0; i < Math.min(as.length, bs.length); i++) {
+    const x = as[i];
+    const y = bs[i];
+    if (ok(x) && ok(y)) diffs.push(x.p50 - y.p50);
+  }
+  return median(diffs);
+}
+
+export function renderWorkload(w: WorkloadReport): string[] {
+  const { runs } = w;
+  const pipeCpu = med(runs, 'pipe', (r) => r.cpuPerRequest);
+  const pipeRps = med(runs, 'pipe', (r) => r.rps);
+  const columns: Column[] = [
+    { header: 'req/s', value: (n) => med(runs, n, (r) => r.rps), digits: 0 },
+    { header: 'p50 (ms)', value: (n) => med(runs, n, (r) => r.p50), digits: 2 },
+    { header: 'p99 (ms)', value: (n) => med(runs, n, (r) => r.p99), digits: 2 },
+    { header: 'CPU (ms/req)', value: (n) => med(runs, n, (r) => r.cpuPerRequest), digits: 3 },
+    { header: 'RSS (MiB)', value: (n) => med(runs, n, (r) => r.rssMb), digits: 0 },
+    { header: 'CPU vs pipe', value: (n) => med(runs, n, (r) => r.cpuPerRequest) / pipeCpu, digits: 2, suffix: 'x' },
+    { header: 'req/s vs pipe', value: (n) => med(runs, n, (r) => r.rps) / pipeRps, digits: 2, suffix: 'x' },
+  ];
+  if (w.key.startsWith('deep')) {
+    columns.push(
+      { header: 'p50 added over upstream (ms)', value: (n) => (n === 'upstream' ? NaN : addedP50(runs, n, 'upstream')), digits: 2 },
+      { header: 'p50 added over pipe (ms)', value: (n) => (n === 'upstream' || n === 'pipe' ? NaN : addedP50(runs, n, 'pipe')), digits: 2 },
+    );
+  }
+  if (w.key === 'live-sessions') {
+    columns.push(
+      { header: 'own request 10 (ms)', value: (n) => med(runs, n, (r) => r.extra['own10']!), digits: 2 },
+      { header: 'request 10 (ms)', value: (n) => med(runs, n, (r) => r.extra['req10']!), digits: 2 },
+      { header: 'request 1000 (ms)', value: (n) => med(runs, n, (r) => r.extra['req1000']!), digits: 2 },
+      { header: '1000 vs 10', value: (n) => med(runs, n, (r) => r.extra['growth']!), digits: 2, suffix: 'x' },
+    );
+  }
+  const out = [`### ${w.title}`, '', ...w.about, ''];
+  out.push(`| target | ${columns.map((c) => c.header).join(' | ')} |`, `|---|${columns.map(() => '---:').join('|')}|`);
+  const failures: string[] = [];
+  for (const name of Object.keys(runs) as TargetName[]) {
+    const all = runs[name]!;
+    const good = all.filter(ok).length;
+    const failed = all.filter((r): r is string => typeof r === 'string');
+    if (failed.length === all.length) failures.push(`${TARGET_LABELS[name]} failed in every run here, so it has no figures in this table: ${failed[0]}`);
+    else if (failed.length > 0) failures.push(`${TARGET_LABELS[name]} failed in ${failed.length} of ${all.length} runs (its figures are from the others): ${failed[0]}`);
+    if (good === 0) {
+      out.push(`| ${TARGET_LABELS[name]} | ${columns.map(() => 'fails').join(' | ')} |`);
+      continue;
+    }
+    out.push(`| ${TARGET_LABELS[name]} | ${columns.map((c) => cell(c.value(name), c.digits, c.suffix)).join(' | ')} |`);
+  }
+  out.push('');
+  for (const f of failures) out.push(`${f.replace(/\s+/g, ' ').slice(0, 400)}`, '');
+  const targets = checkTargets(w);
+  if (targets !== undefined) out.push(`Targets: ${targets}`, '');
+  return out;
+}
+
+function cell(x: number, digits: number, suffix = ''): string {
+  return Number.isFinite(x) ? `${fmt(x, digits)}${suffix}` : 'n/a';
+}
+
+const verdict = (met: boolean | undefined) => (met === undefined ? 'cannot be judged' : met ? 'met' : 'NOT MET');
+
+/** The project's targets for a workload, computed from its figures (undefined: it sets none). */
+export function checkTargets(w: WorkloadReport): string | undefined {
+  const { runs } = w;
+  const known = (...xs: number[]) => xs.every(Number.isFinite);
+  const p = (pick: (r: RunResult) => number) => med(runs, 'prefix-proxy', pick);
+  const pipe = (pick: (r: RunResult) => number) => med(runs, 'pipe', pick);
+  if (w.key === 'agent' || w.key === 'agent-stream') {
+    const cpu = p((r) => r.cpuPerRequest) / pipe((r) => r.cpuPerRequest);
+    const rps = p((r) => r.rps) / pipe((r) => r.rps);
+    return `prefix-proxy's CPU per request at most 3x the bare pipe's: ${fmt(cpu, 2)}x, ${verdict(known(cpu) ? cpu <= 3 : undefined)}; `
+      + `its throughput at least 40% of the pipe's: ${fmt(100 * rps, 0)}%, ${verdict(known(rps) ? rps >= 0.4 : undefined)}.`;
+  }
+  if (w.key === 'new-conversation') {
+    const rps = p((r) => r.rps);
+    const ratio = rps / pipe((r) => r.rps);
+    return `prefix-proxy at least 1,500 req/s with a new conversation on every request: ${fmt(rps, 0)} req/s `
+      + `(${fmt(100 * ratio, 0)}% of the bare pipe's), ${verdict(known(rps) ? rps >= 1500 : undefined)}.`;
+  }
+  if (w.key === 'deep-1m') {
+    const added = addedP50(runs, 'prefix-proxy', 'pipe');
+    return `prefix-proxy adds at most 10 ms at the median over the bare pipe on 1 MB requests: ${fmt(added, 2)} ms, ${verdict(known(added) ? added <= 10 : undefined)}.`;
+  }
+  if (w.key === 'live-sessions') {
+    const rss = p((r) => r.rssMb);
+    const rssLimitMib = 300e6 / 2 ** 20;
+    const growth = p((r) => r.extra['growth']!);
+    const own = p((r) => r.extra['req1000']! / r.extra['own10']!);
+    return `prefix-proxy's RSS with 1,000 live sessions at most 300 MB (${fmt(rssLimitMib, 0)} MiB): ${fmt(rss, 0)} MiB, ${verdict(known(rss) ? rss <= rssLimitMib : undefined)}; `
+      + `request 1,000 at most 3x request 10 (measured side by side): ${fmt(growth, 2)}x, ${verdict(known(growth) ? growth <= 3 : undefined)} `
+      + `(against its own request 10, sent earlier: ${fmt(own, 2)}x).`;
+  }
+  return undefined;
+}

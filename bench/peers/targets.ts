@@ -1,0 +1,184 @@
+/**
+ * The peers, each started as its own process on loopback: the fake upstream, the bare pipe,
+ * Portkey's gateway and prefix-proxy (from dist/, as `proxy serve` runs it). Every target but the
+ * upstream sends its requests to the one upstream process of the round.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PORTKEY_VERSION, portkeyEntry } from './portkey.js';
+
+export const TARGET_NAMES = ['upstream', 'pipe', 'portkey', 'prefix-proxy'] as const;
+export type TargetName = (typeof TARGET_NAMES)[number];
+
+export const TARGET_LABELS: Record<TargetName, string> = {
+  upstream: 'upstream alone',
+  pipe: 'bare pipe',
+  portkey: `Portkey ${PORTKEY_VERSION}`,
+  'prefix-proxy': 'prefix-proxy',
+};
+
+export interface Target {
+  name: TargetName;
+  pid: number;
+  /** `http://127.0.0.1:N` */
+  origin: string;
+  path: string;
+  model: string;
+  headers: Record<string, string>;
+  /** The lines of its recent output that speak of an error (why a run failed, in its own words). */
+  errors(): string[];
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Where prefix-proxy writes a .cpuprofile on exit; absent: no profile. */
+  cpuProfDir?: string;
+}
+
+/** This checkout's bench folder once compiled (dist-bench/bench) and the repository root. */
+const HERE = import.meta.dirname;
+const ROOT = join(HERE, '..', '..', '..');
+export const PROXY_MAIN = join(ROOT, 'dist', 'cli', 'main.js');
+
+const READY_MS = 30_000;
+
+export async function startUpstream(): Promise<Target> {
+  const child = spawn(process.execPath, [join(HERE, 'upstream.js'), '--port', '0'], childOptions());
+  const port = Number((await waitFor(child, /listening (\d+)/, 'upstream'))[1]);
+  return target('upstream', child, port, { model: 'peers-1', headers: {} });
+}
+
+export async function startTarget(name: Exclude<TargetName, 'upstream'>, upstream: Target, opts: StartOptions = {}): Promise<Target> {
+  const up = upstream.origin;
+  if (name === 'pipe') {
+    const child = spawn(process.execPath, [join(HERE, 'pipe.js'), '--port', '0', '--upstream', up], childOptions());
+    const port = Number((await waitFor(child, /listening (\d+)/, 'pipe'))[1]);
+    return target('pipe', child, port, { model: 'peers-1', headers: {} });
+  }
+  if (name === 'portkey') {
+    const port = await freePort();
+    const child = spawn(process.execPath, [await portkeyEntry(), `--port=${port}`, '--headless'], childOptions());
+    await waitFor(child, /Ready for connections/, 'portkey');
+    return target('portkey', child, port, {
+      model: 'peers-1',
+      headers: { 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${up}/v1`, authorization: 'Bearer x' },
+    });
+  }
+  return startPrefixProxy(up, opts);
+}
+
+async function startPrefixProxy(upstreamOrigin: string, opts: StartOptions): Promise<Target> {
+  const dir = await mkdtemp(join(tmpdir(), 'prefix-proxy-bench-peers-'));
+  const config = join(dir, 'config.toml');
+  // One route to the fake upstream, large enough that no request is trimmed or elided (the
+  // others forward every byte too); no cache hints; room for the 1,000-session workload.
+  await writeFile(config, `listen = "127.0.0.1:0"
+data_dir = "${join(dir, 'data')}"
+
+[providers.up]
+preset = "generic"
+base_url = "${upstreamOrigin}/v1"
+api_key_env = ""
+
+[models.peers]
+provider = "up"
+model = "peers-1"
+context = 4000000
+max_result_tokens = 1000000
+cache_key = "off"
+cache_control = "off"
+
+[sessions]
+max_live = 2000
+`);
+  const prof = opts.cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`];
+  const child = spawn(process.execPath, [...prof, PROXY_MAIN, 'serve', '--config', config, '--data-dir', join(dir, 'data'), '--port', '0'], childOptions());
+  const port = Number((await waitFor(child, /listening on http:\/\/127\.0\.0\.1:(\d+)\/v1/, 'prefix-proxy'))[1]);
+  const t = target('prefix-proxy', child, port, { model: 'peers', headers: { authorization: 'Bearer x' } });
+  return { ...t, stop: async () => { await t.stop(); await rm(dir, { recursive: true, force: true }); } };
+}
+
+function target(name: TargetName, child: ChildProcess, port: number, rest: Pick<Target, 'model' | 'headers'>): Target {
+  let tail = '';
+  const keep = (chunk: Buffer) => { tail = (tail + chunk.toString('utf8')).slice(-8192); };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  return {
+    name, pid: child.pid!, origin: `http://127.0.0.1:${port}`, path: '/v1/chat/completions', ...rest,
+    errors: () => errorLines(tail),
+    stop: () => stop(child),
+  };
+}
+
+/** Each line that speaks of an error, with the first three stack frames under it. */
+function errorLines(text: string): string[] {
+  const lines = text.split('\n').map((l) => l.trim());
+  const out: string[] = [];
+  lines.forEach((line, i) => {
+    if (!/error/i.test(line) || line.startsWith('at ')) return;
+    // Frames by function name only: file paths say where this machine keeps things, not what failed.
+    const frames = lines.slice(i + 1, i + 4).filter((l) => l.startsWith('at ')).map((l) => l.replace(/\s*\((?:file|node):[^)]*\)$/, ''));
+    out.push([line, ...frames].join(' '));
+  });
+  return [...new Set(out)];
+}
+
+/** A clean environment: no provider keys or proxy settings reach a target. */
+function childOptions() {
+  return { env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', NODE_ENV: 'production' }, stdio: ['ignore', 'pipe', 'pipe'] as ['ignore', 'pipe', 'pipe'] };
+}
+
+/** Waits for a line of the child's output; keeps draining its output after, so a chatty target never blocks on a full pipe. */
+function waitFor(child: ChildProcess, pattern: RegExp, name: string): Promise<RegExpExecArray> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    let done = false;
+    const timer = setTimeout(() => finish(new Error(`${name} did not start within ${READY_MS / 1000} s:\n${seen.slice(-2000)}`)), READY_MS);
+    const finish = (err: Error | null, match?: RegExpExecArray) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      if (err !== null) {
+        child.kill('SIGKILL');
+        reject(err);
+      } else resolve(match!);
+    };
+    const onData = (chunk: Buffer) => {
+      if (done) return;
+      seen += chunk.toString('utf8');
+      const match = pattern.exec(seen);
+      if (match !== null) finish(null, match);
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code, signal) => finish(new Error(`${name} exited (${code ?? signal}) before it was ready:\n${seen.slice(-2000)}`)));
+  });
+}
+
+/** SIGTERM (prefix-proxy then closes and writes its CPU profile), SIGKILL after 10 s. */
+function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}

@@ -1,0 +1,57 @@
+/**
+ * The anthropic-messages wire's client side: `POST /v1/messages` (Claude Code adds `?beta=true`),
+ * answered in Anthropic's shapes, and `POST /v1/messages/count_tokens`. What each upstream wire
+ * keeps of a client's request is in docs/inbound.md; in short, everything the neutral request
+ * holds, less `cache_control` (the proxy places its own), `top_k`, `is_error`, server tools,
+ * `thinking.display`, `context_management` and other beta body fields. The client's
+ * `anthropic-beta` and `anthropic-version` headers go to an Anthropic upstream only.
+ */
+import type { ClientRequest, ImageSink, InboundDialect, ReplyMeta } from '../types.js';
+import { bearerOf } from '../wire-headers.js';
+import { messageEvent, renderError, renderMessage } from './client-render.js';
+import { createEventRenderer } from './client-stream.js';
+import { idFields, toConversation, toParams, toTools } from './inbound-convert.js';
+import { parseMessagesRequest, type ParsedMessages } from './inbound-parse.js';
+
+function toClientRequest(parsed: ParsedMessages, images: ImageSink): ClientRequest {
+  const conversation = toConversation(parsed, images);
+  return {
+    model: parsed.body.model,
+    stream: parsed.body.stream === true,
+    // Usage is always part of a Messages stream (message_start, message_delta).
+    includeUsage: true,
+    system: conversation.system,
+    messages: conversation.messages,
+    tools: toTools(parsed.body.tools),
+    params: toParams(parsed.body),
+    idFields: idFields(parsed.body),
+  };
+}
+
+export const anthropicMessagesInbound: InboundDialect = {
+  wire: 'anthropic-messages',
+  paths: ['/v1/messages'],
+  // Claude Code sends ANTHROPIC_API_KEY as `x-api-key` and ANTHROPIC_AUTH_TOKEN as a bearer.
+  apiKey(headers) {
+    const key = headers['x-api-key'];
+    const first = Array.isArray(key) ? key[0] : key;
+    return first !== undefined && first.trim() !== '' ? first.trim() : bearerOf(headers.authorization);
+  },
+  parse: (body, images) => toClientRequest(parseMessagesRequest(body), images),
+  renderReply: (reply, meta: ReplyMeta) => renderMessage(reply, meta),
+  openStream(meta) {
+    const renderer = createEventRenderer(meta);
+    return {
+      contentType: 'text/event-stream; charset=utf-8',
+      delta: (delta) => renderer.render(delta),
+      end: (final) => renderer.end(final),
+      error: (err) => messageEvent(renderError(err)),
+    };
+  },
+  errorBody: renderError,
+  countTokens: {
+    path: '/v1/messages/count_tokens',
+    parse: (body, images) => toClientRequest(parseMessagesRequest(body, { count: true }), images),
+    render: (inputTokens) => ({ input_tokens: inputTokens }),
+  },
+};

@@ -1,0 +1,35 @@
+/**
+ * What every inbound wire checks of a client's body the same way: that it is a JSON object, that it
+ * nests no deeper than the proxy reads (docs/decisions.md, A nesting limit for client JSON), and
+ * zod's first issue as a 400 naming the field (`messages[2].content[0].tool_use_id`).
+ */
+import type { z } from 'zod';
+import { ProxyError } from '../core/errors.js';
+import { formatPath, MAX_JSON_DEPTH, pathDeeperThan, valueDepth } from '../core/json-depth.js';
+
+/** A param names at most this many steps from the top: deeper steps say nothing more useful. */
+const PARAM_STEPS = 4;
+
+export function requireObject(raw: unknown, param?: string): asserts raw is Record<string, unknown> {
+  if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) return;
+  if (param === undefined) throw new ProxyError('invalid_request', { detail: 'The request body must be a JSON object.' });
+  throw new ProxyError('invalid_request', { detail: `${param} must be an object.` }, { param });
+}
+
+/**
+ * Checked once at the edge, so that nothing after (zod, the canonical form, redaction,
+ * JSON.stringify of the upstream body and the log line) meets JSON nested past the stack.
+ */
+export function checkBodyDepth(raw: object): void {
+  if (valueDepth(raw, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH) return;
+  const param = formatPath(pathDeeperThan(raw, MAX_JSON_DEPTH)!.slice(0, PARAM_STEPS));
+  throw new ProxyError('json_too_deep', { param, limit: MAX_JSON_DEPTH }, { param });
+}
+
+/** A zod issue as the 400 a client reads: the field's path in the body, and what was wrong with it. */
+export function issueError(issue: z.core.$ZodIssue, prefix = ''): ProxyError {
+  const path = issue.path.reduce<string>((acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc === '' ? String(key) : `${acc}.${String(key)}`), prefix);
+  const missing = issue.code === 'invalid_type' && /received undefined/.test(issue.message);
+  const detail = missing ? `Missing required parameter: '${path}'.` : `Invalid value for '${path}': ${issue.message}.`;
+  return new ProxyError('invalid_request', { detail }, { param: path });
+}

@@ -1,0 +1,51 @@
+/** The wire serialisations kept between requests: reused while kept, bounded in characters. */
+import { describe, expect, it } from 'vitest';
+import type { DialectRoute } from '../../src/core/route.js';
+import type { NeutralRequest } from '../../src/core/types.js';
+import { encodeRequest } from '../../src/dialects/openai-chat/encode-request.js';
+import { WireMemo } from '../../src/proxy/wire-memo.js';
+
+const route: DialectRoute = {
+  wire: 'openai-chat', preset: 'generic', provider: 'p', model: 'm', baseUrl: 'https://upstream.invalid/v1',
+  reasoningOut: 'reasoning_content', reasoningOnToolTurns: false, headers: {},
+};
+const noImages = () => {
+  throw new Error('no images here');
+};
+
+function request(messages: NeutralRequest['messages']): NeutralRequest {
+  return { model: 'm', messages, params: {}, tools: [] };
+}
+
+describe('WireMemo', () => {
+  it('hands back a message\'s serialisation for the same object and variant only', () => {
+    const memo = new WireMemo(1 << 20);
+    const msg = Object.freeze({ role: 'user' as const, content: 'hello' });
+    memo.set(msg, 'a', '{"x":1}');
+    expect(memo.get(msg, 'a')).toBe('{"x":1}');
+    expect(memo.get(msg, 'b')).toBeUndefined();
+    expect(memo.get({ ...msg }, 'a')).toBeUndefined();
+  });
+
+  it('stays within its bound, the oldest out first', () => {
+    const memo = new WireMemo(1000);
+    const msgs = Array.from({ length: 10 }, (_, i) => ({ role: 'user' as const, content: String(i) }));
+    for (const m of msgs) memo.set(m, 'v', 'x'.repeat(300));
+    expect(memo.size).toBeLessThanOrEqual(1000);
+    expect(memo.get(msgs[9]!, 'v')).toBeDefined();
+    expect(memo.get(msgs[0]!, 'v')).toBeUndefined();
+  });
+
+  it('an encoder given the memo gives the same bytes, and reuses what it kept', () => {
+    const memo = new WireMemo(1 << 20);
+    const messages = [Object.freeze({ role: 'user' as const, content: 'line "one"\nline two' }), Object.freeze({ role: 'assistant' as const, content: 'ok' })];
+    const plain = encodeRequest(request(messages), route, { bodyKey: false, headers: {} }, { stream: false, resolveImage: noImages });
+    const first = encodeRequest(request(messages), route, { bodyKey: false, headers: {} }, { stream: false, resolveImage: noImages, memo });
+    expect(first.body).toBe(plain.body);
+    expect(memo.size).toBeGreaterThan(0);
+    // What the memo holds is what goes on the wire: a planted text shows it was read back.
+    memo.set(messages[0]!, 'openai-chat\u0000reasoning_content\u0000false', '{"role":"user","content":"planted"}');
+    const second = encodeRequest(request(messages), route, { bodyKey: false, headers: {} }, { stream: false, resolveImage: noImages, memo });
+    expect(second.body).toContain('planted');
+  });
+});
