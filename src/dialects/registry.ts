@@ -10,6 +10,7 @@ import { ollamaChat } from './ollama-chat/index.js';
 import { openaiChat } from './openai-chat/index.js';
 import { openaiChatInbound } from './openai-chat/inbound.js';
 import { openaiResponses } from './openai-responses/index.js';
+import { openaiResponsesInbound } from './openai-responses/inbound.js';
 import type { Dialect, InboundDialect } from './types.js';
 
 export const DIALECTS: Readonly<Record<WireFormat, Dialect | undefined>> = {
@@ -27,4 +28,4 @@ export function dialectFor(wire: WireFormat): Dialect {
 }
 
 /** The wires clients may speak to the proxy; each serves its own paths through the one pipeline. */
-export const INBOUND_DIALECTS: readonly InboundDialect[] = [openaiChatInbound, anthropicMessagesInbound];
+export const INBOUND_DIALECTS: readonly InboundDialect[] = [openaiChatInbound, anthropicMessagesInbound, openaiResponsesInbound];

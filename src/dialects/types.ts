@@ -56,8 +56,10 @@ export type StreamDelta =
   | { type: 'usage'; usage: Usage }
   /**
    * An opaque reasoning block, complete, where it stood among the reply's parts (after the thinking
-   * text it carries went out as `thinking` deltas). Only a wire that can show it (Anthropic's signed
-   * thinking) reads it; the others have the text already.
+   * text it carries went out as `thinking` deltas). Only a wire that can show it reads it
+   * (Anthropic's signed thinking, Responses' encrypted reasoning); the others have the text
+   * already. The Anthropic and Responses decoders send these; other dialects' blocks reach the log
+   * through `finish()` alone.
    */
   | { type: 'block'; block: OpaqueBlock }
   /** An error event from the upstream after the stream had started (HTTP status was already 200). */
@@ -133,6 +135,22 @@ export interface ClientRequest {
   params: RequestParams;
   /** Body fields an explicit session id may be read from (`[sessions] id_body_fields`), by name. */
   idFields: Record<string, unknown>;
+  /**
+   * The client asked for the upstream's opaque reasoning where its wire carries it (Responses'
+   * `include: ["reasoning.encrypted_content"]`). Absent: false.
+   */
+  opaqueReasoning?: boolean;
+  /**
+   * The logged reply this request continues (Responses' `previous_response_id`, read from an id the
+   * proxy issued): the proxy puts the conversation up to that reply before `messages`.
+   */
+  continues?: ReplyRef & { id: string };
+}
+
+/** Where a reply is logged: its session and the seq of the `llm.req` it answered. */
+export interface ReplyRef {
+  session: string;
+  seq: number;
 }
 
 /** What the proxy knows of an answer before it has one. */
@@ -142,6 +160,8 @@ export interface ReplyMeta {
   created: number;
   /** The model name as the client asked for it. */
   model: string;
+  /** Where the reply is logged, when it is (a wire whose reply ids name it reads this). */
+  logged?: ReplyRef;
 }
 
 /** A reply streamed to the client in its own wire's events. */
@@ -178,7 +198,7 @@ export interface InboundDialect {
   countTokens?: CountTokensEndpoint;
   /** Validate and read a parsed JSON body; throws a ProxyError (4xx) naming the bad field. */
   parse(body: unknown, images: ImageSink): ClientRequest;
-  renderReply(reply: NeutralReply, meta: ReplyMeta): unknown;
+  renderReply(reply: NeutralReply, meta: ReplyMeta, req: ClientRequest): unknown;
   openStream(meta: ReplyMeta, req: ClientRequest): ClientStream;
   /** An error as this wire's clients read it (the HTTP status is the error's own). */
   errorBody(err: ProxyError): unknown;

@@ -72,7 +72,7 @@ export function buildApp(given: AppDeps): FastifyInstance {
     void reply.status(proxyErr.status).send(inbound === undefined ? errorBody(proxyErr) : inbound.errorBody(proxyErr));
   });
   app.setNotFoundHandler((req, reply) => {
-    const err = new ProxyError('invalid_request', { detail: `Unknown route ${req.method} ${req.url}. The proxy serves POST /v1/chat/completions, POST /v1/messages (and /v1/messages/count_tokens), GET /v1/models, GET /healthz, GET /metrics and (with an admin key) GET /admin/sessions.` });
+    const err = new ProxyError('invalid_request', { detail: `Unknown route ${req.method} ${req.url}. The proxy serves POST /v1/chat/completions, POST /v1/messages (and /v1/messages/count_tokens), POST /v1/responses, GET /v1/models, GET /healthz, GET /metrics and (with an admin key) GET /admin/sessions.` });
     void reply.status(404).send(errorBody(err));
   });
 

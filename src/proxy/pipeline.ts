@@ -17,7 +17,7 @@ import type { NeutralReply, NeutralRequest, Origin } from '../core/types.js';
 import { replyDeltas } from '../dialects/reply-deltas.js';
 import { dialectFor } from '../dialects/registry.js';
 import { createEventDecoder } from '../dialects/stream-decoder.js';
-import type { ClientRequest, ClientStream, Dialect, InboundDialect, StreamDelta, UpstreamError } from '../dialects/types.js';
+import type { ClientRequest, ClientStream, Dialect, InboundDialect, ReplyMeta, StreamDelta, UpstreamError } from '../dialects/types.js';
 import { recordCacheSaving } from '../metrics/savings.js';
 import { answerKey, type Incoming, type Turn } from '../session/manager.js';
 import { firstDifference } from '../window/index.js';
@@ -76,6 +76,7 @@ export async function handleRequest(inbound: InboundDialect, req: FastifyRequest
   const started = performance.now();
   const a = admit(inbound, req, deps);
   routeLabels.set(req, a.labels);
+  if (a.client.continues !== undefined) await continueFrom(a, deps);
   const turn = await deps.sessions.begin(a.incoming);
   const call: Call = {
     deps, a, turn, started, abort: new AbortController(), clientGone: false, previousPrompt: turn.session.previousPrompt,
@@ -92,7 +93,7 @@ export async function handleRequest(inbound: InboundDialect, req: FastifyRequest
   try {
     // A client that left while its request waited for the session's turn: its 'close' has passed.
     if (req.raw.socket.destroyed) onClose();
-    if (turn.plan.kind === 'answered') return answerFromLog(call, reply, turn.plan.reply);
+    if (turn.plan.kind === 'answered') return answerFromLog(call, reply, turn.plan.reply, turn.plan.req);
     const built = build(call);
     const upstream = await send(call, built.encoded);
     if (upstream === undefined) return await logAborted(call, emptyReply(), undefined);
@@ -131,6 +132,20 @@ function admit(inbound: InboundDialect, req: FastifyRequest, deps: AppDeps): Adm
       ...(retry ? { retry: answerKey(route.name, route.dialect.model, client.params) } : {}),
     },
   };
+}
+
+/**
+ * A request that names a logged reply instead of sending the conversation (Responses'
+ * `previous_response_id`): the conversation up to that reply goes before its messages, and the
+ * session that holds it is the one the request continues (docs/inbound.md).
+ */
+async function continueFrom(a: Admitted, deps: AppDeps): Promise<void> {
+  const ref = a.client.continues!;
+  const before = await deps.sessions.conversationAt(ref.session, ref.seq);
+  if (before === undefined) throw new ProxyError('previous_response_not_found', { id: ref.id }, { param: 'previous_response_id' });
+  a.incoming.messages = [...before.messages, ...a.incoming.messages];
+  a.incoming.system ??= before.system;
+  a.incoming.continues = ref.session;
 }
 
 /** The window, the hints and the wire body; `llm.req` is written before anything is sent. */
@@ -248,9 +263,9 @@ async function recordAnswer(call: Call, final: NeutralReply, firstByte: number |
 }
 
 /** A retry of the request the log answered last: the logged reply again, no upstream call. */
-async function answerFromLog(call: Call, reply: FastifyReply, logged: NeutralReply): Promise<void> {
+async function answerFromLog(call: Call, reply: FastifyReply, logged: NeutralReply, req: number): Promise<void> {
   const { a, deps } = call;
-  const out = openClient(call, reply);
+  const out = openClient(call, reply, req);
   for (const delta of replyDeltas(logged)) out.write(delta);
   deps.metrics.retriesAnswered.inc(a.labels);
   deps.metrics.requests.inc({ ...a.labels, status: '200' });
@@ -258,9 +273,10 @@ async function answerFromLog(call: Call, reply: FastifyReply, logged: NeutralRep
 }
 
 /** Where the client's answer goes: a stream in its wire's events opened at once, or one JSON body at the end. */
-function openClient(call: Call, reply: FastifyReply) {
+function openClient(call: Call, reply: FastifyReply, req = call.reqEvent?.seq) {
   const { a, deps } = call;
-  const meta = { id: randomBytes(12).toString('hex'), created: Math.floor(deps.now().getTime() / 1000), model: a.client.model };
+  const meta: ReplyMeta = { id: randomBytes(12).toString('hex'), created: Math.floor(deps.now().getTime() / 1000), model: a.client.model };
+  if (req !== undefined) meta.logged = { session: call.turn.session.id, seq: req };
   let stream: ClientStream | undefined;
   if (a.client.stream) {
     stream = a.inbound.openStream(meta, a.client);
@@ -277,7 +293,7 @@ function openClient(call: Call, reply: FastifyReply) {
     },
     async end(final: NeutralReply): Promise<void> {
       if (stream === undefined) {
-        await reply.header('content-type', 'application/json').send(a.inbound.renderReply(final, meta));
+        await reply.header('content-type', 'application/json').send(a.inbound.renderReply(final, meta, a.client));
         return;
       }
       call.raw!.end(stream.end(final));

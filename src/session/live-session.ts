@@ -19,6 +19,8 @@ export interface Answered {
   /** canonicalJson of the request's model and parameters. */
   params: string;
   reply: NeutralReply;
+  /** Seq of the `llm.req` the reply answered (the reply's id on wires whose ids name it). */
+  req: number;
 }
 
 export class LiveSession {
@@ -86,7 +88,7 @@ export class LiveSession {
           return;
         }
         this.previousPrompt = event.reply.usage?.prompt_tokens;
-        this.answered = { viewLength: this.view.entries.length, params: this.#lastParams, reply: event.reply };
+        this.answered = { viewLength: this.view.entries.length, params: this.#lastParams, reply: event.reply, req: event.req };
         return;
       case 'client.msg':
       case 'client.rewrite':

@@ -26,6 +26,8 @@ export interface StoredEntry {
 
 export interface Lookup {
   explicitId: string | undefined;
+  /** A session the request says it continues (a reply id it names): taken when known and no explicit id names one. */
+  continues?: string | undefined;
   h0: string;
   incoming: readonly IncomingMessage[];
 }
@@ -62,6 +64,7 @@ export class Locator {
       if (named === undefined || named.length === 0) return undefined;
       return named.length === 1 ? named[0] : this.#longestIn(named, req, live);
     }
+    if (req.continues !== undefined && (live(req.continues) !== undefined || this.#stored.has(req.continues))) return req.continues;
     const quick = this.#extendedLive(req, live);
     if (quick !== undefined) return quick;
     const hashes = chainHashes(req.h0, req.incoming.map((m) => m.key));

@@ -20,6 +20,7 @@ import { planRequest, type Plan } from './plan.js';
 import { isRetryOf } from './retry.js';
 import { entryOf, SessionFiles, type Damaged } from './session-files.js';
 import { Turn } from './turn.js';
+import { conversationFromLog, type Conversation } from './conversation.js';
 
 export { LiveSession } from './live-session.js';
 export { Turn, type TurnPlan } from './turn.js';
@@ -29,6 +30,12 @@ export { answerKey } from './retry.js';
 export interface Incoming {
   /** Explicit session id from a header or body field. */
   explicitId?: string;
+  /**
+   * The session whose logged reply the request continues (Responses' `previous_response_id`): found
+   * without an explicit id, as a request naming it would be; `messages` hold the conversation up to
+   * that reply already (see `conversationAt`).
+   */
+  continues?: string;
   /** Leading system prompt (system and developer messages joined). */
   system?: string;
   tools: ToolSpec[];
@@ -129,7 +136,7 @@ export class SessionManager {
     const head = this.#heads.resolve(raw.system, raw.tools);
     const req: Resolved = { ...raw, ...(head.system === undefined ? {} : { system: head.system }), tools: head.tools, catalog: head.catalog };
     const canon = req.messages.map((m) => new IncomingMessage(m));
-    const id = this.#locator.find({ explicitId: req.explicitId, h0: head.h0, incoming: canon }, (x) => this.#live.peek(x)?.view);
+    const id = this.#locator.find({ explicitId: req.explicitId, continues: req.continues, h0: head.h0, incoming: canon }, (x) => this.#live.peek(x)?.view);
     const session = id === undefined ? undefined : await this.#loadOrForget(id);
     if (session === undefined) return this.#start(req, canon, undefined);
 
@@ -146,7 +153,7 @@ export class SessionManager {
       unlock = await session.queue.acquire();
       if (req.retry !== undefined && session.answered !== undefined && isRetryOf(session.view.entries, session.answered, canon, req.retry)) {
         handedOver = true;
-        return this.#turn(session, { kind: 'answered', reply: session.answered.reply }, unlock);
+        return this.#turn(session, { kind: 'answered', reply: session.answered.reply, req: session.answered.req }, unlock);
       }
       const plan = planRequest(session.view.entries, canon, { explicit, clientDrops: req.recipe.client_drops });
       if (plan.kind === 'fork' || isSideRequest(plan, req, session)) {
@@ -175,6 +182,15 @@ export class SessionManager {
         this.#afterRelease(session);
       }
     }
+  }
+
+  /** The conversation up to a logged reply (see `conversation.ts`); undefined when no such reply is logged. */
+  async conversationAt(id: string, seq: number): Promise<Conversation | undefined> {
+    const live = this.#live.peek(id);
+    if (live !== undefined && live.answered?.req === seq) return { system: live.view.system, messages: live.view.entries.map((e) => e.msg) };
+    if (live === undefined && this.#locator.stored(id) === undefined) return undefined;
+    await live?.log.sync();
+    return conversationFromLog(this.#store.file(id), seq);
   }
 
   /**

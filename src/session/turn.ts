@@ -11,7 +11,7 @@ export type TurnPlan =
   | Plan
   | { kind: 'new' }
   /** A client's retry of the request the session answered last: answered from the log. */
-  | { kind: 'answered'; reply: NeutralReply };
+  | { kind: 'answered'; reply: NeutralReply; req: number };
 
 export class Turn {
   readonly session: LiveSession;

@@ -133,7 +133,8 @@ describe('retries answered from the log', () => {
     const t1 = await run([u('1')], r1, { explicitId: 'r' });
     const before = (await events(t1.session.id)).length;
     const retry = await m.begin(incoming([u('1')], { explicitId: 'r', retry: key }));
-    expect(retry.plan).toEqual({ kind: 'answered', reply: r1 });
+    const asked = (await events(t1.session.id)).findLast((e) => e.type === 'llm.req')!;
+    expect(retry.plan).toEqual({ kind: 'answered', reply: r1, req: asked.seq });
     retry.release();
     expect((await events(t1.session.id)).length).toBe(before);
   });

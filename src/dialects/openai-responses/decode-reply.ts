@@ -81,8 +81,13 @@ export interface OutputParts {
   model: string | undefined;
 }
 
+/** A finished reasoning item as the block a route that keeps reasoning keeps (see the file comment). */
+export function reasoningBlock(item: JsonObject, route: DialectRoute, callsBefore: number): OpaqueBlock | undefined {
+  if (route.keepReasoning !== true || asString(item.encrypted_content) === undefined) return undefined;
+  return { kind: 'responses.reasoning', origin: { provider: route.provider, model: route.model }, data: item, before_call: callsBefore };
+}
+
 export function replyFromOutput(parts: OutputParts, route: DialectRoute): NeutralReply {
-  const origin = { provider: route.provider, model: route.model };
   let content = '';
   const thinking: string[] = [];
   const calls: ToolCall[] = [];
@@ -95,9 +100,8 @@ export function replyFromOutput(parts: OutputParts, route: DialectRoute): Neutra
       calls.push({ id: asString(item.call_id) ?? asString(item.id) ?? `call_${calls.length}`, name: asString(item.name) ?? '', arguments: asString(item.arguments) ?? '' });
     } else if (item.type === 'reasoning') {
       thinking.push(...summaryTexts(item));
-      if (route.keepReasoning === true && asString(item.encrypted_content) !== undefined) {
-        blocks.push({ kind: 'responses.reasoning', origin, data: item, before_call: calls.length });
-      }
+      const block = reasoningBlock(item, route, calls.length);
+      if (block !== undefined) blocks.push(block);
     }
   }
   const reply: NeutralReply = { content: content.length > 0 ? content : null, finish_reason: finishFrom(parts.status, parts.incompleteReason, calls.length > 0) };

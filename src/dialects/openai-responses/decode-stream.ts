@@ -5,7 +5,8 @@
  * `output_item.added` "may be incomplete"), so a finished item is taken from there; an item cut
  * off by an error is kept as far as its deltas went, less any encrypted content.
  *
- * Deltas show text, summary text and call arguments as they come; summary parts are separated by
+ * Deltas show text, summary text and call arguments as they come, and each kept reasoning item as
+ * a block delta once it is done; summary parts are separated by
  * the blank line the whole reply joins them with. A done item whose deltas never came (a server
  * that sends only the items) is shown whole when it is done, and a terminal response whose output
  * holds items no event streamed is read as if they had been.
@@ -15,7 +16,7 @@ import type { FinishReason, NeutralReply, Usage } from '../../core/types.js';
 import type { StreamEvent } from '../stream-decoder.js';
 import type { StreamDecoder, StreamDelta, UpstreamError } from '../types.js';
 import { asNonEmptyString, asNumber, asObject, asString, parseJson, type JsonObject } from '../wire-read.js';
-import { errorOf, finishFrom, messageText, partsOfResponse, replyFromOutput, summaryTexts, THINKING_JOIN } from './decode-reply.js';
+import { errorOf, finishFrom, messageText, partsOfResponse, reasoningBlock, replyFromOutput, summaryTexts, THINKING_JOIN } from './decode-reply.js';
 
 interface ItemState {
   item: JsonObject;
@@ -158,6 +159,10 @@ class ResponsesStreamDecoder implements StreamDecoder {
     if (item.type === 'reasoning' && state.summary.size === 0) summaryTexts(item).forEach((t, i) => this.summary(state, i, t, out));
     state.item = item;
     state.done = true;
+    // Kept where it stood, so a Responses client gets its reasoning item in place (the block
+    // finish() holds is the same: both are made by reasoningBlock).
+    const block = item.type === 'reasoning' ? reasoningBlock(item, this.route, this.calls) : undefined;
+    if (block !== undefined) out.push({ type: 'block', block });
   }
 
   private terminal(resp: JsonObject, out: StreamDelta[]): void {

@@ -4,7 +4,10 @@
  * response.created, response.in_progress, then per item output_item.added, its deltas and their
  * .done events, output_item.done (the reasoning's encrypted content complete only there; the added
  * event holds a prefix of it, as the API warns), then response.completed or response.incomplete.
+ * The events' shapes are the dialect's (src/dialects/openai-responses/stream-events.ts), which the
+ * proxy streams to its own Responses clients too.
  */
+import { responseObject as dialectResponse, ResponsesEventSequence, type ResponsesSseEvent } from '../../dialects/openai-responses/stream-events.js';
 import type { SimError } from '../errors.js';
 
 export interface ResponseMeta {
@@ -16,76 +19,56 @@ export interface ResponseMeta {
 
 export type Item = Record<string, unknown> & { type: string; id: string };
 
-export interface SseEvent {
-  event: string;
-  data: Record<string, unknown>;
-}
+export type SseEvent = ResponsesSseEvent;
 
 const TEXT_PIECE = 16;
 const ARGS_PIECE = 12;
 
+/** The simulator answers stateless requests only: `store` is always false. */
 export function responseObject(meta: ResponseMeta, status: string, output: Item[], usage: Record<string, unknown> | null, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    id: meta.id,
-    object: 'response',
-    created_at: meta.createdAt,
-    status,
-    error: null,
-    incomplete_details: null,
-    model: meta.model,
-    output,
-    store: false,
-    usage,
-    ...extra,
-  };
+  return dialectResponse(meta, status, output, usage, { store: false, ...extra });
 }
 
 /** The events of a stream; with `failure`, an `error` event after half the text, and nothing after. */
 export function streamEvents(meta: ResponseMeta, output: Item[], final: Record<string, unknown>, failure: SimError | null): SseEvent[] {
+  const seq = new ResponsesEventSequence();
   const events: SseEvent[] = [];
-  const emit = (type: string, fields: Record<string, unknown>): void => {
-    events.push({ event: type, data: { type, ...fields, sequence_number: events.length } });
-  };
   const start = responseObject(meta, 'in_progress', [], null);
-  emit('response.created', { response: start });
-  emit('response.in_progress', { response: start });
+  events.push(seq.lifecycle('response.created', start), seq.lifecycle('response.in_progress', start));
   for (const [index, item] of output.entries()) {
     const at = { item_id: item.id, output_index: index };
     if (item.type === 'reasoning') {
       const encrypted = typeof item.encrypted_content === 'string' ? item.encrypted_content.slice(0, 16) : undefined;
-      emit('response.output_item.added', { output_index: index, item: { id: item.id, type: 'reasoning', summary: [], ...(encrypted === undefined ? {} : { encrypted_content: encrypted }) } });
+      events.push(seq.itemAdded(index, { id: item.id, type: 'reasoning', summary: [], ...(encrypted === undefined ? {} : { encrypted_content: encrypted }) }));
       (item.summary as { text: string }[]).forEach((part, s) => {
-        emit('response.reasoning_summary_part.added', { ...at, summary_index: s, part: { type: 'summary_text', text: '' } });
-        for (const piece of pieces(part.text, TEXT_PIECE)) emit('response.reasoning_summary_text.delta', { ...at, summary_index: s, delta: piece });
-        emit('response.reasoning_summary_text.done', { ...at, summary_index: s, text: part.text });
-        emit('response.reasoning_summary_part.done', { ...at, summary_index: s, part });
+        events.push(seq.summaryPartAdded(at, s));
+        for (const piece of pieces(part.text, TEXT_PIECE)) events.push(seq.summaryDelta(at, s, piece));
+        events.push(...seq.summaryDone(at, s, part.text));
       });
     } else if (item.type === 'message') {
       const text = (item.content as { text: string }[])[0]?.text ?? '';
-      emit('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', content: [] } });
-      emit('response.content_part.added', { ...at, content_index: 0, part: { type: 'output_text', annotations: [], text: '' } });
+      events.push(seq.itemAdded(index, { ...item, status: 'in_progress', content: [] }), seq.textPartAdded(at));
       const parts = pieces(text, TEXT_PIECE);
       if (failure !== null) {
-        for (const piece of parts.length > 0 ? parts.slice(0, Math.ceil(parts.length / 2)) : ['Partial ']) emit('response.output_text.delta', { ...at, content_index: 0, delta: piece });
-        emit('error', { code: failure.code, message: failure.message, param: null });
+        for (const piece of parts.length > 0 ? parts.slice(0, Math.ceil(parts.length / 2)) : ['Partial ']) events.push(seq.textDelta(at, piece));
+        events.push(seq.error(failure.code, failure.message, null));
         return events;
       }
-      for (const piece of parts) emit('response.output_text.delta', { ...at, content_index: 0, delta: piece });
-      emit('response.output_text.done', { ...at, content_index: 0, text });
-      emit('response.content_part.done', { ...at, content_index: 0, part: (item.content as unknown[])[0] });
+      for (const piece of parts) events.push(seq.textDelta(at, piece));
+      events.push(...seq.textDone(at, text));
     } else {
       const args = String(item.arguments);
-      emit('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', arguments: '' } });
-      for (const piece of pieces(args, ARGS_PIECE)) emit('response.function_call_arguments.delta', { ...at, delta: piece });
-      emit('response.function_call_arguments.done', { ...at, arguments: args });
+      events.push(seq.itemAdded(index, { ...item, status: 'in_progress', arguments: '' }));
+      for (const piece of pieces(args, ARGS_PIECE)) events.push(seq.argsDelta(at, piece));
+      events.push(seq.argsDone(at, args));
     }
-    emit('response.output_item.done', { output_index: index, item });
+    events.push(seq.itemDone(index, item));
   }
   if (failure !== null) {
-    emit('error', { code: failure.code, message: failure.message, param: null });
+    events.push(seq.error(failure.code, failure.message, null));
     return events;
   }
-  emit(final.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response: final });
+  events.push(seq.lifecycle(final.status === 'incomplete' ? 'response.incomplete' : 'response.completed', final));
   return events;
 }
 

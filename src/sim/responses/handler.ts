@@ -18,6 +18,7 @@ import { planReply, type ReplyPlan } from '../replies.js';
 import { Router } from '../routing.js';
 import { BLOCK_TOKENS, countTokens, TokenSeq } from '../tokens.js';
 import type { SimOptions } from '../types.js';
+import { functionCallItem, messageItem } from '../../dialects/openai-responses/stream-events.js';
 import { openReasoning, sealReasoning } from './encrypted.js';
 import { responseObject, streamEvents, type Item, type ResponseMeta } from './events.js';
 import { renderResponsesPrompt } from './render.js';
@@ -163,10 +164,10 @@ function outputItems(req: ResponsesRequest, plan: ReplyPlan, thinking: string | 
     out.push(item);
   }
   if (plan.content !== null) {
-    out.push({ id: id('msg'), type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', annotations: [], text: plan.content }] });
+    out.push(messageItem(id('msg'), plan.content));
   }
   plan.toolCalls.forEach((call, n) => {
-    out.push({ id: id('fc', n), type: 'function_call', status: 'completed', call_id: call.id, name: call.name, arguments: call.arguments });
+    out.push(functionCallItem(id('fc', n), call));
   });
   return out;
 }

@@ -82,7 +82,7 @@ describe('anthropic-messages inbound: replies round-trip through an Anthropic re
     });
     it(`${name}: the rendered message reads back as the same reply`, () => {
       const { reply } = decodeStream(anthropicMessages, caseRoute, [new TextEncoder().encode(readFileSync(stream, 'utf8'))]);
-      const body = JSON.parse(JSON.stringify(inbound.renderReply(reply, meta(reply.model)))) as unknown;
+      const body = JSON.parse(JSON.stringify(inbound.renderReply(reply, meta(reply.model), { stream: false } as never))) as unknown;
       expect(anthropicMessages.decodeReply(200, body, caseRoute)).toStrictEqual(reply);
     });
   }

@@ -1,0 +1,138 @@
+/**
+ * The inbound wire: a Responses request body (`POST /v1/responses`, openai-node
+ * `src/resources/responses/responses.ts` `ResponseCreateParams`), validated once, every error naming
+ * the field (`input[3].call_id`). Unknown top-level fields are ignored as on the chat endpoint; an
+ * input item of a type the proxy cannot carry to every upstream, or a feature that needs OpenAI's
+ * own storage (`background`, `conversation`, `prompt`), is a 400 that says so.
+ */
+import { z } from 'zod';
+import { ProxyError } from '../../core/errors.js';
+import { MAX_JSON_DEPTH, textDepth } from '../../core/json-depth.js';
+import { checkBodyDepth, issueError, requireObject } from '../client-body.js';
+
+const text = z.string();
+const inputText = z.object({ type: z.literal('input_text'), text }).loose();
+const outputText = z.object({ type: z.literal('output_text'), text }).loose();
+const refusal = z.object({ type: z.literal('refusal'), refusal: text }).loose();
+const inputImage = z.object({
+  type: z.literal('input_image'),
+  image_url: z.string().min(1).nullable().optional(),
+  file_id: z.string().nullable().optional(),
+  detail: z.enum(['auto', 'low', 'high']).nullable().optional(),
+}).loose();
+const part = z.discriminatedUnion('type', [inputText, outputText, refusal, inputImage]);
+const content = z.union([text, z.array(part)]);
+
+const messageItem = z.object({
+  type: z.literal('message'),
+  role: z.enum(['user', 'assistant', 'system', 'developer']),
+  content,
+}).loose();
+const functionCall = z.object({ type: z.literal('function_call'), call_id: z.string().min(1), name: z.string().min(1), arguments: text }).loose();
+const functionOutput = z.object({ type: z.literal('function_call_output'), call_id: z.string().min(1), output: content }).loose();
+const reasoningItem = z.object({
+  type: z.literal('reasoning'),
+  summary: z.array(z.unknown()).optional(),
+  encrypted_content: z.string().nullable().optional(),
+}).loose();
+
+const byType = { message: messageItem, function_call: functionCall, function_call_output: functionOutput, reasoning: reasoningItem } as const;
+export const ITEM_TYPES = Object.keys(byType);
+
+export type ContentPart = z.infer<typeof part>;
+export type InputItem =
+  | z.infer<typeof messageItem>
+  | z.infer<typeof functionCall>
+  | z.infer<typeof functionOutput>
+  | z.infer<typeof reasoningItem>;
+
+const functionTool = z.object({
+  type: z.literal('function'),
+  name: z.string().min(1),
+  description: z.string().nullable().optional(),
+  parameters: z.unknown().optional(),
+  strict: z.boolean().nullable().optional(),
+}).loose();
+export type FunctionToolParam = z.infer<typeof functionTool>;
+
+const responsesRequest = z.object({
+  model: z.string().min(1),
+  input: z.union([text, z.array(z.unknown())]).optional(),
+  instructions: z.string().nullable().optional(),
+  stream: z.boolean().nullable().optional(),
+  tools: z.array(z.object({ type: z.string() }).loose()).nullable().optional(),
+  tool_choice: z.unknown().optional(),
+  parallel_tool_calls: z.boolean().nullable().optional(),
+  max_output_tokens: z.number().int().positive().nullable().optional(),
+  temperature: z.number().min(0).max(2).nullable().optional(),
+  top_p: z.number().min(0).max(1).nullable().optional(),
+  reasoning: z.object({ effort: z.string().nullable().optional() }).loose().nullable().optional(),
+  text: z.object({ format: z.object({ type: z.string() }).loose().nullable().optional() }).loose().nullable().optional(),
+  store: z.boolean().nullable().optional(),
+  include: z.array(z.string()).nullable().optional(),
+  prompt_cache_key: z.string().nullable().optional(),
+  previous_response_id: z.string().nullable().optional(),
+  background: z.boolean().nullable().optional(),
+}).loose();
+
+export type ResponsesBody = z.infer<typeof responsesRequest>;
+
+export interface ParsedResponses {
+  body: ResponsesBody;
+  input: InputItem[];
+  /** The function tools, each with its index in `tools` (other tool types are dropped: inbound-convert.ts). */
+  tools: FunctionToolParam[];
+}
+
+/** Features that live in OpenAI's own storage or scheduler: nothing the proxy could give every upstream. */
+const UNSUPPORTED = ['conversation', 'prompt'] as const;
+
+/** Validate a parsed JSON body; throws a ProxyError naming the first bad field. */
+export function parseResponsesRequest(raw: unknown): ParsedResponses {
+  requireObject(raw);
+  checkBodyDepth(raw);
+  const top = responsesRequest.safeParse(raw);
+  if (!top.success) throw issueError(top.error.issues[0]!);
+  const body = top.data;
+  if (body.background === true) throw unsupported('background', 'background responses are not supported by the proxy; send the request with stream or wait for it');
+  for (const field of UNSUPPORTED) {
+    if (raw[field] !== undefined && raw[field] !== null) throw unsupported(field, `'${field}' needs OpenAI's own storage, which the proxy does not have; send the input itself`);
+  }
+  const input = typeof body.input === 'string' ? [{ type: 'message' as const, role: 'user' as const, content: body.input }] : (body.input ?? []).map(parseItem);
+  if (input.length === 0 && (body.previous_response_id ?? null) === null) {
+    throw new ProxyError('invalid_request', { detail: "Missing required parameter: 'input'." }, { param: 'input' });
+  }
+  // Arguments are JSON in a string: session matching and the Anthropic and Ollama encoders parse them later.
+  input.forEach((item, i) => {
+    if (item.type !== 'function_call' || textDepth(item.arguments, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH) return;
+    const param = `input[${i}].arguments`;
+    throw new ProxyError('json_too_deep', { param, limit: MAX_JSON_DEPTH }, { param });
+  });
+  const tools: FunctionToolParam[] = [];
+  (body.tools ?? []).forEach((t, i) => {
+    if (t.type !== 'function') return;
+    const parsed = functionTool.safeParse(t);
+    if (!parsed.success) throw issueError(parsed.error.issues[0]!, `tools[${i}]`);
+    tools.push(parsed.data);
+  });
+  return { body, input, tools };
+}
+
+function parseItem(raw: unknown, index: number): InputItem {
+  const param = `input[${index}]`;
+  requireObject(raw, param);
+  // An "easy" input message ({role, content}) has no type.
+  const given = (raw as { type?: unknown }).type;
+  const type = given === undefined && 'role' in raw ? 'message' : given;
+  if (typeof type !== 'string' || !(type in byType)) {
+    const detail = `Invalid value for '${param}.type': ${JSON.stringify(type ?? null)}; the proxy reads ${ITEM_TYPES.join(', ')} items.`;
+    throw new ProxyError('invalid_request', { detail }, { param: `${param}.type` });
+  }
+  const parsed = byType[type as keyof typeof byType].safeParse({ ...raw, type });
+  if (!parsed.success) throw issueError(parsed.error.issues[0]!, param);
+  return parsed.data as InputItem;
+}
+
+function unsupported(param: string, detail: string): ProxyError {
+  return new ProxyError('invalid_request', { detail: `Unsupported parameter '${param}': ${detail}.` }, { param });
+}

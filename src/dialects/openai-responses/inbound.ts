@@ -1,0 +1,70 @@
+/**
+ * The openai-responses wire's client side: `POST /v1/responses`, as Codex (`wire_api =
+ * "responses"`) and the SDK's `responses.create` send it, answered in the Responses shapes. Errors
+ * before a stream use OpenAI's envelope, which the Responses API shares with Chat Completions.
+ */
+import { errorBody, ProxyError } from '../../core/errors.js';
+import { sseJson } from '../sse-writer.js';
+import { bearerOf } from '../wire-headers.js';
+import type { ClientRequest, InboundDialect, ReplyMeta } from '../types.js';
+import { createEventRenderer, renderResponse, type ResponseMeta } from './client-render.js';
+import { ENCRYPTED_REASONING } from './encode-request.js';
+import { toConversation, toParams, toTools } from './inbound-convert.js';
+import { parseResponsesRequest } from './inbound-parse.js';
+import { idToRef, responseIdOf } from './response-ids.js';
+import type { ResponsesSseEvent } from './stream-events.js';
+
+export const openaiResponsesInbound: InboundDialect = {
+  wire: 'openai-responses',
+  paths: ['/v1/responses'],
+  apiKey: (headers) => bearerOf(headers.authorization),
+  parse(body, images): ClientRequest {
+    const parsed = parseResponsesRequest(body);
+    const conversation = toConversation(parsed.body.instructions, parsed.input, images);
+    const out: ClientRequest = {
+      model: parsed.body.model,
+      stream: parsed.body.stream === true,
+      // The Responses API always reports usage, on the terminal event.
+      includeUsage: true,
+      system: conversation.system,
+      messages: conversation.messages,
+      tools: toTools(parsed.tools),
+      params: toParams(parsed.body),
+      idFields: parsed.body as Record<string, unknown>,
+      opaqueReasoning: parsed.body.include?.includes(ENCRYPTED_REASONING) === true,
+    };
+    const previous = parsed.body.previous_response_id;
+    if (previous !== undefined && previous !== null) {
+      const ref = idToRef(previous);
+      if (ref === undefined) throw new ProxyError('previous_response_not_found', { id: previous }, { param: 'previous_response_id' });
+      out.continues = { ...ref, id: previous };
+    }
+    return out;
+  },
+  renderReply: (reply, meta, req) => renderResponse(reply, responseMeta(meta, req)),
+  openStream(meta, req) {
+    const renderer = createEventRenderer(responseMeta(meta, req));
+    return {
+      contentType: 'text/event-stream; charset=utf-8',
+      delta: (delta) => frames(renderer.delta(delta)),
+      end: (final) => frames(renderer.end(final)),
+      error: (err) => frames(renderer.error(err)),
+    };
+  },
+  errorBody,
+};
+
+function responseMeta(meta: ReplyMeta, req: ClientRequest): ResponseMeta {
+  return {
+    id: responseIdOf(meta),
+    createdAt: meta.created,
+    model: meta.model,
+    opaqueReasoning: req.opaqueReasoning === true,
+    previousResponseId: req.continues?.id ?? null,
+  };
+}
+
+/** `event: <type>` and the JSON data, as the API frames them (Codex reads `type` from the data). */
+function frames(events: readonly ResponsesSseEvent[]): string {
+  return events.map((e) => sseJson(e.data, e.event)).join('');
+}

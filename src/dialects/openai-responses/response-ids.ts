@@ -1,0 +1,31 @@
+/**
+ * Response ids name where their reply is logged: `resp_<session>_<seq>`, the session's id and the
+ * seq of the `llm.req` the reply answered. So `previous_response_id` needs no table of its own: the
+ * proxy reads the conversation up to that reply from the session's log (docs/inbound.md). Item ids
+ * follow from their response's (`msg_<session>_<seq>_<index>`). A reply the log does not hold (none
+ * today) gets a random id that names no session.
+ */
+import type { ReplyMeta, ReplyRef } from '../types.js';
+
+const RESPONSE_ID = /^resp_([A-Za-z0-9_-][A-Za-z0-9._-]{0,199})_(\d{1,15})$/;
+
+export function responseIdOf(meta: ReplyMeta): string {
+  return meta.logged === undefined ? `resp_${meta.id}` : refToId(meta.logged);
+}
+
+export function refToId(ref: ReplyRef): string {
+  return `resp_${ref.session}_${ref.seq}`;
+}
+
+/** The reply an id the proxy issued names; undefined for any other text. */
+export function idToRef(id: string): ReplyRef | undefined {
+  const match = RESPONSE_ID.exec(id);
+  if (match === null) return undefined;
+  const seq = Number(match[2]);
+  return Number.isSafeInteger(seq) ? { session: match[1]!, seq } : undefined;
+}
+
+/** `rs_`, `msg_` or `fc_` and the response's id, with the item's index in `output`. */
+export function itemIdOf(responseId: string, prefix: 'rs' | 'msg' | 'fc', index: number): string {
+  return `${prefix}_${responseId.slice('resp_'.length)}_${index}`;
+}

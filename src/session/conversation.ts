@@ -1,0 +1,32 @@
+/**
+ * The conversation as the client held it once a given reply was given: the system prompt and the
+ * client view's messages through that reply, as the log holds them. Read for a request that names
+ * an earlier reply instead of sending the conversation (Responses' `previous_response_id`,
+ * docs/inbound.md). The session's latest answer is in memory (manager.ts); an earlier one is read
+ * from the log, whole: a client that branches from an old reply pays for it.
+ */
+import type { LogEvent } from '../core/events.js';
+import type { NeutralMessage } from '../core/types.js';
+import { readLog } from '../log/reader.js';
+import { ClientView } from './view.js';
+
+export interface Conversation {
+  system: string | undefined;
+  messages: NeutralMessage[];
+}
+
+/** Undefined when the log holds no complete reply to request `seq` (or cannot be read). */
+export async function conversationFromLog(file: string, seq: number): Promise<Conversation | undefined> {
+  let events: LogEvent[];
+  try {
+    ({ events } = await readLog(file));
+  } catch {
+    return undefined;
+  }
+  const view = new ClientView();
+  for (const e of events) {
+    view.apply(e);
+    if (e.type === 'llm.resp' && e.req === seq && e.aborted !== true) return { system: view.system, messages: view.entries.map((x) => x.msg) };
+  }
+  return undefined;
+}
