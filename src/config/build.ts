@@ -94,6 +94,7 @@ export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
     maxLive: file.sessions?.max_live ?? DEFAULT_MAX_LIVE,
     maxLiveMb: file.sessions?.max_live_mb ?? DEFAULT_MAX_LIVE_MB,
     wireCacheMb: file.sessions?.wire_cache_mb ?? DEFAULT_WIRE_CACHE_MB,
+    durability: file.sessions?.durability ?? 'fsync',
   };
   return {
     file: ctx.fromFile ? ctx.file : undefined,

@@ -125,6 +125,7 @@ export const sessionsSchema = table({
   max_live: z.number({ error: 'expected a whole number of sessions >= 0' }).int({ error: 'expected a whole number of sessions >= 0' }).min(0, { error: 'expected a whole number of sessions >= 0' }).optional(),
   max_live_mb: z.number({ error: 'expected a number of MiB > 0' }).positive({ error: 'expected a number of MiB > 0' }).optional(),
   wire_cache_mb: z.number({ error: 'expected a number of MiB >= 0' }).min(0, { error: 'expected a number of MiB >= 0' }).optional(),
+  durability: z.enum(['fsync', 'write'], { error: 'expected "fsync" or "write"' }).optional(),
 });
 
 export const configSchema = table({

@@ -118,6 +118,8 @@ export interface SessionsConfig {
   maxLiveMb: number;
   /** Messages' wire serialisations kept between requests, in MiB. */
   wireCacheMb: number;
+  /** When the client sees an answer's last byte, its events are on disk (`fsync`) or with the OS (`write`). */
+  durability: 'fsync' | 'write';
 }
 
 export interface Config {

@@ -43,9 +43,16 @@ export class GroupCommitWriter {
   #drained: Promise<void> = Promise.resolve();
   #error: Error | undefined;
 
-  /** `size`: the file's length when opened (already durable). */
-  constructor(fh: FileHandle, size: number) {
+  readonly #durable: boolean;
+
+  /**
+   * `size`: the file's length when opened (already durable). `durable`: `sync()` waits for an
+   * fdatasync (the default); false, only for the bytes to be written to the OS, which a crash of
+   * the process does not lose but a crash of the machine may (docs/decisions.md, Durability).
+   */
+  constructor(fh: FileHandle, size: number, durable = true) {
     this.#fh = fh;
+    this.#durable = durable;
     this.#appended = size;
     this.#written = size;
     this.#synced = size;
@@ -105,7 +112,7 @@ export class GroupCommitWriter {
       for (;;) {
         if (this.#waiters.some((w) => w.target <= this.#written)) {
           const upTo = this.#written;
-          await this.#fh.datasync();
+          if (this.#durable) await this.#fh.datasync();
           this.#synced = upTo;
           this.#settle();
         } else if (this.#queue.length > 0) {

@@ -27,6 +27,8 @@ export interface SessionLogParts {
   /** Seq of the last line in the file; 0 for an empty file. */
   lastSeq: number;
   onRedact: RedactionListener | undefined;
+  /** `sync()` waits for the disk (fdatasync), or only for the OS (see LogStore's `durability`). */
+  durable: boolean;
   /** Called once on close, after the lock is released (the store's in-process guard). */
   onClose: () => void;
 }
@@ -63,7 +65,7 @@ export class SessionLog {
     this.#firstSeq = parts.events[0]?.seq ?? parts.lastSeq + 1;
     this.#onRedact = parts.onRedact;
     this.#onClose = parts.onClose;
-    this.#writer = new GroupCommitWriter(parts.fh, parts.size);
+    this.#writer = new GroupCommitWriter(parts.fh, parts.size, parts.durable);
   }
 
   /**

@@ -34,6 +34,12 @@ export interface OpenOptions {
 
 export interface StoreOptions {
   onRedact?: RedactionListener;
+  /**
+   * What an answered request's events are when the client sees its last byte: `fsync` (on disk,
+   * the default) or `write` (written to the OS: a killed process loses nothing, a machine that
+   * loses power may lose the last answers). docs/decisions.md, Durability.
+   */
+  durability?: 'fsync' | 'write';
 }
 
 /** Ids are file names: letters, digits, `.`, `_`, `-`, not starting with a dot. */
@@ -47,12 +53,14 @@ let tmpCounter = 0;
 export class LogStore {
   readonly dir: string;
   readonly #onRedact: RedactionListener | undefined;
+  readonly #durable: boolean;
   readonly #dirSync: DirSync;
   #dirMade = false;
 
   constructor(dataDir: string, opts: StoreOptions = {}) {
     this.dir = resolve(dataDir, 'sessions');
     this.#onRedact = opts.onRedact;
+    this.#durable = opts.durability !== 'write';
     this.#dirSync = new DirSync(this.dir);
   }
 
@@ -125,10 +133,10 @@ export class LogStore {
         // A new session's log: created and opened for appending in one call, nothing to read.
         fh = await createExclusive(file);
         if (fh !== undefined) {
-          await this.#dirSync.sync();
+          if (this.#durable) await this.#dirSync.sync();
           return new SessionLog({
             id, file, fh, lock, events: [], offsets: [], size: 0, repaired: undefined, lastSeq: 0,
-            onRedact: this.#onRedact, onClose: () => openHere.delete(file),
+            onRedact: this.#onRedact, durable: this.#durable, onClose: () => openHere.delete(file),
           });
         }
       }
@@ -152,6 +160,7 @@ export class LogStore {
         // Opened from an offset at the end of the file, no event was read: ask the line before it.
         lastSeq: last?.seq ?? (await readEventBefore(file, read.end))?.seq ?? 0,
         onRedact: this.#onRedact,
+        durable: this.#durable,
         onClose: () => openHere.delete(file),
       });
     } catch (err) {

@@ -20,7 +20,7 @@ export interface RunningProxy {
 
 export async function startProxy(config: Config, opts: { now?: () => Date; logger?: boolean; warn?: (line: string) => void } = {}): Promise<RunningProxy> {
   const now = opts.now ?? (() => new Date());
-  const store = new LogStore(config.dataDir);
+  const store = new LogStore(config.dataDir, { durability: config.sessions.durability });
   const sessions = new SessionManager(store, {
     now, idleMs: config.sessions.idleMinutes * 60_000, maxLive: config.sessions.maxLive, maxLiveBytes: config.sessions.maxLiveMb * 2 ** 20,
     warn: opts.warn ?? ((line) => process.stderr.write(`prefix-proxy: ${line}\n`)),

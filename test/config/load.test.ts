@@ -23,6 +23,7 @@ describe('loadConfig', () => {
       maxLive: 256,
       maxLiveMb: 512,
       wireCacheMb: 4,
+      durability: 'fsync',
     });
     expect(config.sessions.idHeaders).toEqual(DEFAULT_ID_HEADERS);
     expect(Object.keys(config.providers)).toEqual(['sim']);

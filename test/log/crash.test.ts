@@ -54,6 +54,14 @@ describe('SIGKILL during appends', () => {
     expect((await new LogStore(dir).read('torn')).torn).toBeUndefined();
   });
 
+  it('with durability = "write" (no fdatasync), a killed process loses nothing it saw synced', async () => {
+    const child = new Child('crash-writer.mjs', [dir, 'os-only', 'loop', 'write']);
+    children.push(child);
+    await child.waitFor((l) => l.startsWith('synced ') && Number(l.slice(7)) >= 200);
+    await child.kill();
+    await checkAfterCrash('os-only', Math.max(...syncedSeqs(child)));
+  });
+
   for (const killAfter of [40, 150, 400]) {
     it(`killed while appending in a loop (after seq ${killAfter} synced)`, async () => {
       const id = `loop-${killAfter}`;

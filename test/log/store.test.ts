@@ -230,3 +230,27 @@ describe('LogStore / SessionLog', () => {
     expect(isProxyError(err) && err.code).toBe('log_malformed');
   });
 });
+
+describe('durability', () => {
+  it('"fsync" syncs to disk before sync() resolves; "write" only writes to the OS', async () => {
+    const { dir: d, cleanup: done } = await tempDir();
+    try {
+      for (const [durability, expected] of [['fsync', true], ['write', false]] as const) {
+        const log = await new LogStore(d, { durability }).open(`d-${durability}`, { create: true });
+        // Every FileHandle shares one prototype: spying there sees the log's own handle.
+        const probe = await open(log.file, 'r');
+        const handles = Object.getPrototypeOf(probe) as { datasync: () => Promise<void> };
+        await probe.close();
+        const spy = vi.spyOn(handles, 'datasync');
+        log.append(userMsg('hello'), TS);
+        await log.sync();
+        expect(spy.mock.calls.length > 0).toBe(expected);
+        expect((await readFile(log.file, 'utf8')).includes('hello')).toBe(true);
+        spy.mockRestore();
+        await log.close();
+      }
+    } finally {
+      await done();
+    }
+  });
+});
