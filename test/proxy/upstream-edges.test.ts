@@ -104,7 +104,9 @@ describe('upstream edges', () => {
     controller.abort();
     expect(await sent).toBeInstanceOf(Error);
     await until(() => closed.length > 0);
-    expect(closed[0]!.at - leftAt).toBeLessThan(100);
+    // This upstream never answers by itself: a close within a second is the proxy dropping it (the
+    // bound leaves room for a loaded machine; a proxy that kept the call open would never close it).
+    expect(closed[0]!.at - leftAt).toBeLessThan(1000);
     const resp = await until(async () => {
       const events = [...(await newSessions(w, before)).values()][0] ?? [];
       return events.find((e): e is EventOf<'llm.resp'> => e.type === 'llm.resp');
