@@ -1,6 +1,7 @@
 /**
  * Session key and the hints that carry it (docs/architecture.md section 7). The key is the SHA-256 of the
- * session id, never the id: the same across a resume, saying nothing else. Hints go on the wire
+ * session's lineage (its own id, or the conversation a fork or side call came from; docs/decisions.md,
+ * Lineage key), never the id: the same across a resume, saying nothing else. Hints go on the wire
  * only; the NeutralRequest and its digest never see them.
  */
 import { sha256Hex } from '../core/canonical.js';

@@ -48,7 +48,7 @@ export interface DialectRoute {
 
 /** Cache hints for one request, computed by `src/cache-hints`; wire-only, never in the digest. */
 export interface WireHints {
-  /** `sha256(session id)` hex, sent as `prompt_cache_key` when `bodyKey` is set. */
+  /** `sha256(lineage)` hex (docs/decisions.md, Lineage key), sent as `prompt_cache_key` when `bodyKey` is set. */
   sessionKey?: string;
   bodyKey: boolean;
   /** Affinity headers (already holding the session key). */
