@@ -9,6 +9,7 @@ import { sha256Hex } from '../core/canonical.js';
 import { ProxyError } from '../core/errors.js';
 import { estimateImageTokens } from '../core/estimate.js';
 import type { ImagePart } from '../core/types.js';
+import { LRUCache } from 'lru-cache';
 import { imageSize } from './image-size.js';
 
 const DATA_URL = /^data:([a-z]+\/[a-z0-9.+-]+);base64,/i;
@@ -18,6 +19,12 @@ export class ImageStore {
   /** Recently used images, so a session's requests do not read the same file each turn. */
   readonly #recent = new Map<string, { mime: string; base64: string }>();
   readonly #maxRecent: number;
+  /**
+   * Data URLs already stored, by their text: clients resend every image of the conversation each
+   * turn, and a resent one then costs a lookup, not a decode, a hash and a file check. Bounded by
+   * the URLs' length.
+   */
+  readonly #stored = new LRUCache<string, Omit<ImagePart, 'detail'>>({ maxSize: 64 * 2 ** 20, sizeCalculation: (_v, url) => Math.max(1, url.length) });
 
   constructor(dataDir: string, maxRecent = 64) {
     this.#dir = join(dataDir, 'blobs');
@@ -26,6 +33,19 @@ export class ImageStore {
 
   /** Store a data-URL image and describe it for the log. */
   put(url: string, detail: 'auto' | 'low' | 'high' | undefined, param: string): ImagePart {
+    // The estimate depends on `detail`: only the default's (`auto`, or none given) is kept.
+    const usual = detail === undefined || detail === 'auto';
+    const seen = usual ? this.#stored.get(url) : undefined;
+    if (seen !== undefined) return detail === undefined ? { ...seen } : { ...seen, detail };
+    const part = this.#store(url, detail, param);
+    if (usual) {
+      const { detail: _detail, ...described } = part;
+      this.#stored.set(url, described);
+    }
+    return part;
+  }
+
+  #store(url: string, detail: 'auto' | 'low' | 'high' | undefined, param: string): ImagePart {
     const match = DATA_URL.exec(url);
     if (match === null) {
       throw new ProxyError('invalid_request', { detail: `${param}: only data: URLs (base64) are accepted for images; the proxy does not fetch remote images.` }, { param });
