@@ -240,6 +240,10 @@ async function relay(call: Call, reply: FastifyReply, upstream: UpstreamResponse
   if (call.clientGone) return logAborted(call, final, firstByte);
   if (transportError !== undefined) throw upstreamFailure(call, classifyTransportError(transportError, a.route.provider, a.route.timeouts), 'stream');
   if (streamError !== undefined) throw upstreamFailure(call, new ProxyError('upstream_error', { status: 200, detail: streamError.message }), 'stream');
+  // A stream that ended without saying why was cut short: the client hears an error, never a finish.
+  if (final.finish_reason === null) {
+    throw upstreamFailure(call, new ProxyError('upstream_error', { status: 200, detail: 'the stream ended without a finish reason (cut short)' }), 'stream');
+  }
   await recordAnswer(call, final, firstByte);
   await out.end(final);
 }

@@ -65,6 +65,25 @@ describe('upstream edges', () => {
     expect(r.json.error).toEqual({ message: 'slow down', type: 'rate_limit_error', param: null, code: 'rate_limit_exceeded' });
   });
 
+  it('a stream that ends without a finish reason is an error to the client, never a finish', async () => {
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: {"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"half a"},"finish_reason":null}]}\n\n');
+      res.end('data: [DONE]\n\n');
+    };
+    const plain = await post({ messages: [{ role: 'user', content: tag('cut-plain') }] });
+    expect(plain.status).toBe(502);
+    expect(plain.json.error).toMatchObject({ code: 'upstream_error' });
+    expect(String(plain.json.error.message)).toContain('without a finish reason');
+    const res = await fetch(`${w.proxy.url}/v1/chat/completions`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'fake', stream: true, messages: [{ role: 'user', content: tag('cut-stream') }] }),
+    });
+    const text = await res.text();
+    expect(text).toContain('half a');
+    expect(text).toContain('without a finish reason');
+    expect(text).not.toContain('"finish_reason":"stop"');
+  });
+
   it('an HTML error page becomes an OpenAI-shaped error with the same status', async () => {
     handler = (_req, res) => {
       res.writeHead(503, { 'content-type': 'text/html' });
