@@ -102,6 +102,8 @@ export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
     dataDir,
     adminKey,
     bodyLimit: file.body_limit ?? DEFAULT_BODY_LIMIT,
+    allowedOrigins: file.allowed_origins ?? [],
+    allowedHosts: (file.allowed_hosts ?? []).map((h) => h.toLowerCase()),
     providers,
     models,
     window,

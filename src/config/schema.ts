@@ -134,6 +134,8 @@ export const configSchema = table({
   admin_key_env: text('an environment variable name').optional(),
   admin_key: text('an admin key').optional(),
   body_limit: positiveInt().optional(),
+  allowed_origins: z.array(text('an origin, e.g. "http://localhost:3000"'), { error: 'expected a list of origins' }).optional(),
+  allowed_hosts: z.array(text('a host name'), { error: 'expected a list of host names' }).optional(),
   providers: z.record(
     text('a provider name').regex(PROVIDER_NAME, { error: 'expected a provider name of letters, digits, ".", "_" and "-" (no "/")' }),
     providerSchema,

@@ -130,6 +130,10 @@ export interface Config {
   dataDir: string;
   adminKey: Secret | undefined;
   bodyLimit: number;
+  /** Web page origins allowed to call the proxy from a browser; none by default. */
+  allowedOrigins: string[];
+  /** Host names (with port or not) the proxy answers to besides loopback names. */
+  allowedHosts: string[];
   /** In the order written (env-only: sim first, then the order of PRESETS). */
   providers: Record<string, ProviderConfig>;
   models: Record<string, ModelConfig>;

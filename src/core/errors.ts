@@ -18,6 +18,9 @@ export const ERRORS = {
   model_not_found: { status: 404, type: 'invalid_request_error', message: 'The model "{model}" does not exist. Known models: {known}.' },
   // 400, not 5xx: a client must not retry a route whose dialect this build does not have.
   wire_not_supported: { status: 400, type: 'invalid_request_error', message: 'The model "{model}" goes to provider "{provider}" (preset {preset}), whose wire format {wire} is not supported yet.' },
+  unsupported_media_type: { status: 415, type: 'invalid_request_error', message: 'The request body must be application/json, not {type}.' },
+  origin_refused: { status: 403, type: 'invalid_request_error', message: 'Requests from the web page {origin} are refused: add it to allowed_origins to let a browser call the proxy.' },
+  host_refused: { status: 403, type: 'invalid_request_error', message: 'The Host {host} is not this proxy\'s: add it to allowed_hosts if the proxy is reached under that name.' },
   body_too_large: { status: 413, type: 'invalid_request_error', message: 'The request body is larger than the limit of {limit} bytes.' },
   json_too_deep: { status: 400, type: 'invalid_request_error', message: '{param} nests deeper than {limit} levels, the most the proxy reads.' },
   unauthorized: { status: 401, type: 'authentication_error', message: '{detail}' },

@@ -15,6 +15,7 @@ import type { InboundDialect } from '../dialects/types.js';
 import { countTokens } from './count-tokens.js';
 import { handleRequest, routeLabels, UNROUTED } from './pipeline.js';
 import type { ImageStore } from './images.js';
+import { RequestGuard } from './request-guard.js';
 import { RetrySignals } from './retries.js';
 import { WireMemo } from './wire-memo.js';
 import type { Upstreams } from './upstream.js';
@@ -49,9 +50,10 @@ export function buildApp(given: AppDeps): FastifyInstance {
   };
   const app = Fastify({ logger: deps.logger ?? false, bodyLimit: deps.config.bodyLimit });
 
-  // Parse JSON ourselves: one parse, and an OpenAI-shaped 400 naming what was wrong.
+  // Parse JSON ourselves: one parse, and an OpenAI-shaped 400 naming what was wrong. Only JSON:
+  // any other type is a 415 (src/proxy/request-guard.ts says why).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     try {
       done(null, JSON.parse(body as string) as unknown);
     } catch (err) {
@@ -59,8 +61,13 @@ export function buildApp(given: AppDeps): FastifyInstance {
     }
   });
 
+  const guard = new RequestGuard(deps.config);
+  app.addHook('onRequest', async (req) => {
+    guard.check(req.headers);
+  });
+
   app.setErrorHandler((err, req, reply) => {
-    const proxyErr = toProxyError(err, deps.config.bodyLimit);
+    const proxyErr = toProxyError(err, deps.config.bodyLimit, req.headers['content-type']);
     if (proxyErr.status >= 500) app.log.error(err);
     // Every conversation request is counted once: answers here (errors before any stream, the
     // body parser's included), the rest where the pipeline answers them; in the client's wire.
@@ -102,12 +109,13 @@ export function buildApp(given: AppDeps): FastifyInstance {
 }
 
 /** Fastify's own errors (body too large, bad content) become the table's codes. */
-function toProxyError(err: unknown, bodyLimit: number): ProxyError {
+function toProxyError(err: unknown, bodyLimit: number, contentType: string | undefined): ProxyError {
   if (isProxyError(err)) return err;
   const code = (err as { code?: string }).code;
   // Fastify's error does not carry the limit; the config does.
   if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ProxyError('body_too_large', { limit: bodyLimit });
-  if (code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new ProxyError('unsupported_media_type', { type: contentType ?? 'no type' });
+  if (code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
     return new ProxyError('invalid_json', { detail: (err as Error).message });
   }
   const status = (err as { statusCode?: number }).statusCode;

@@ -104,10 +104,21 @@ describe('bad input', () => {
       .rejects.toMatchObject({ status: 404, code: 'model_not_found', type: 'invalid_request_error', param: 'model' });
   });
 
-  it('a body sent as text/plain is parsed all the same', async () => {
-    const r = await post('not json either', 'text/plain');
-    expect(r.status).toBe(400);
-    expect(r.json.error.code).toBe('invalid_json');
+  it('a body sent as text/plain is refused with 415, valid JSON or not: a web page can post text/plain without asking first', async () => {
+    const r = await post(JSON.stringify({ model: 'ds', messages: [{ role: 'user', content: 'from a web page' }] }), 'text/plain');
+    expect(r.status).toBe(415);
+    expect(r.json.error.code).toBe('unsupported_media_type');
+    expect(r.json.error.message).toContain('text/plain');
+  });
+
+  it('a request a browser sends for a web page (an Origin header) is refused, in the client\'s wire', async () => {
+    const body = JSON.stringify({ model: 'ds', messages: [{ role: 'user', content: 'from a web page' }] });
+    const chat = await fetch(`${w.proxy.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'https://evil.example' }, body });
+    expect(chat.status).toBe(403);
+    expect(((await chat.json()) as ErrorReply['json']).error.code).toBe('origin_refused');
+    const messages = await fetch(`${w.proxy.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'https://evil.example' }, body });
+    expect(messages.status).toBe(403);
+    expect(await messages.json()).toMatchObject({ type: 'error', error: { type: expect.any(String) } });
   });
 
   it('none of them appended anything to any log', async () => {
@@ -118,8 +129,9 @@ describe('bad input', () => {
   it('each was counted in proxy_requests_total, under no route', async () => {
     const text = await (await fetch(`${w.proxy.url}/metrics`)).text();
     const count = (status: string) => Number(text.split('\n').find((l) => l.startsWith('proxy_requests_total{') && l.includes('model="none"') && l.includes(`status="${status}"`))?.split(' ').at(-1) ?? 0);
-    expect(count('400')).toBe(6);
+    expect(count('400')).toBe(5);
     expect(count('413')).toBe(1);
+    expect(count('415')).toBe(1);
     expect(count('404')).toBe(2);
   });
 });
