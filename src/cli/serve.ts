@@ -2,6 +2,7 @@
  * `proxy serve [--config PATH] [--port N] [--host H] [--data-dir DIR]`: load config, start the
  * built-in simulator when a route uses it, open the session store, and serve.
  */
+import { pino } from 'pino';
 import { loadConfig } from '../config/load.js';
 import { withSimulator } from '../config/routes.js';
 import { startProxy } from '../proxy/server.js';
@@ -32,7 +33,8 @@ export async function serveCommand(args: string[]): Promise<number> {
   });
   const sim = Object.values(config.providers).some((p) => p.builtinSim) ? await createSim({ port: 0, host: '127.0.0.1' }) : undefined;
   if (sim !== undefined) config = withSimulator(config, sim.url);
-  const proxy = await startProxy(config);
+  // One JSON line per request on stdout (docs/observability.md, Logs); never a body or a credential.
+  const proxy = await startProxy(config, { logger: pino({ level: config.logLevel, base: { service: 'prefix-proxy' } }) });
   process.stdout.write(`${config.describe()}\n\nprefix-proxy listening on ${proxy.url}/v1\n`);
   if (sim !== undefined) process.stdout.write(`built-in simulator at ${sim.url} (models sim/<any-name>)\n`);
   process.stdout.write('add a provider: export OPENAI_API_KEY=... (or OPENROUTER_API_KEY, ...), or copy config.example.toml to config.toml\n');

@@ -102,6 +102,7 @@ export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
     dataDir,
     adminKey,
     bodyLimit: file.body_limit ?? DEFAULT_BODY_LIMIT,
+    logLevel: file.log?.level ?? 'info',
     allowedOrigins: file.allowed_origins ?? [],
     allowedHosts: (file.allowed_hosts ?? []).map((h) => h.toLowerCase()),
     providers,

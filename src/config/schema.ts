@@ -143,6 +143,9 @@ export const configSchema = table({
   models: z.record(text('a model name'), modelSchema).optional(),
   window: windowSchema.optional(),
   sessions: sessionsSchema.optional(),
+  log: table({
+    level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'expected one of fatal, error, warn, info, debug, trace, silent' }).optional(),
+  }).optional(),
 });
 
 export type ConfigFile = z.infer<typeof configSchema>;

@@ -130,6 +130,8 @@ export interface Config {
   dataDir: string;
   adminKey: Secret | undefined;
   bodyLimit: number;
+  /** The operator's log (`proxy serve`): pino's level. */
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Web page origins allowed to call the proxy from a browser; none by default. */
   allowedOrigins: string[];
   /** Host names (with port or not) the proxy answers to besides loopback names. */

@@ -2,7 +2,7 @@
  * The fastify app: routes, the JSON body parser with OpenAI-shaped errors, the error handler.
  * Built from its parts so tests can start it on port 0 with their own store and simulator.
  */
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { ProxyError, errorBody, isProxyError } from '../core/errors.js';
 import { listModels } from '../config/routes.js';
 import type { Config } from '../config/types.js';
@@ -16,6 +16,7 @@ import { countTokens } from './count-tokens.js';
 import { handleRequest, routeLabels, UNROUTED } from './pipeline.js';
 import type { ImageStore } from './images.js';
 import { RequestGuard } from './request-guard.js';
+import { writeLine } from './request-log.js';
 import { RetrySignals } from './retries.js';
 import { WireMemo } from './wire-memo.js';
 import type { Upstreams } from './upstream.js';
@@ -39,7 +40,8 @@ export interface AppDeps {
   /** Keeps wire serialisations between requests; made here from the config when not given. */
   wireMemo?: WireMemo;
   now: () => Date;
-  logger?: boolean;
+  /** Where the operator's lines go (pino); none: the app logs nothing. */
+  logger?: FastifyBaseLogger;
 }
 
 export function buildApp(given: AppDeps): FastifyInstance {
@@ -48,7 +50,10 @@ export function buildApp(given: AppDeps): FastifyInstance {
     retries: given.retries ?? new RetrySignals(),
     wireMemo: given.wireMemo ?? new WireMemo(given.config.sessions.wireCacheMb * 2 ** 20),
   };
-  const app = Fastify({ logger: deps.logger ?? false, bodyLimit: deps.config.bodyLimit });
+  // fastify's own two lines per request are off: the pipeline writes one with what it knows.
+  const app = deps.logger === undefined
+    ? Fastify({ logger: false, bodyLimit: deps.config.bodyLimit })
+    : Fastify({ loggerInstance: deps.logger, disableRequestLogging: true, bodyLimit: deps.config.bodyLimit });
 
   // Parse JSON ourselves: one parse, and an OpenAI-shaped 400 naming what was wrong. Only JSON:
   // any other type is a 415 (src/proxy/request-guard.ts says why).
@@ -59,6 +64,10 @@ export function buildApp(given: AppDeps): FastifyInstance {
     } catch (err) {
       done(new ProxyError('invalid_json', { detail: (err as Error).message }), undefined);
     }
+  });
+
+  app.addHook('onResponse', async (req, reply) => {
+    if (inboundOf.has(req.routeOptions.url ?? '')) writeLine(req.log, req, reply.statusCode, reply.elapsedTime);
   });
 
   const guard = new RequestGuard(deps.config);

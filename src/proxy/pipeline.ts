@@ -24,6 +24,7 @@ import { firstDifference } from '../window/index.js';
 import type { AppDeps } from './app.js';
 import { isProviderMiss, recordReply } from './record.js';
 import { forwardedHeaders } from './forwarded-headers.js';
+import { addUsage, summaries, summaryOf } from './request-log.js';
 import { explicitSessionId } from './session-id.js';
 import { withoutVolatile } from '../window/volatile-lines.js';
 import { classifyTransportError, isAbort, type UpstreamResponse } from './upstream.js';
@@ -50,6 +51,7 @@ interface Admitted {
 
 /** One request's state as it passes the stages. */
 interface Call {
+  req: FastifyRequest;
   deps: AppDeps;
   a: Admitted;
   turn: Turn;
@@ -77,9 +79,12 @@ export async function handleRequest(inbound: InboundDialect, req: FastifyRequest
   const a = admit(inbound, req, deps);
   routeLabels.set(req, a.labels);
   if (a.client.continues !== undefined) await continueFrom(a, deps);
+  const summary = summaryOf(req);
+  Object.assign(summary, { route: a.route.name, provider: a.route.provider, stream: a.client.stream });
   const turn = await deps.sessions.begin(a.incoming);
+  summary.session = turn.session.id;
   const call: Call = {
-    deps, a, turn, started, abort: new AbortController(), clientGone: false, previousPrompt: turn.session.previousPrompt,
+    req, deps, a, turn, started, abort: new AbortController(), clientGone: false, previousPrompt: turn.session.previousPrompt,
     origin: { provider: a.route.provider, model: a.route.dialect.model }, logged: false,
   };
   const onClose = () => {
@@ -100,6 +105,8 @@ export async function handleRequest(inbound: InboundDialect, req: FastifyRequest
     if (upstream.status < 200 || upstream.status >= 300) return await relayError(call, reply, upstream);
     await relay(call, reply, upstream, built.digest);
   } catch (err) {
+    const thrown = err instanceof CountedFailure ? err.error : err;
+    summary.error = thrown instanceof ProxyError ? thrown.code : 'internal_error';
     await fail(call, err);
   } finally {
     reply.raw.off('close', onClose);
@@ -165,6 +172,7 @@ function build(call: Call) {
     hints: hintsRecord(hints, encoded.cacheBreakpoints), cause,
   });
   turn.sent(built.request);
+  summaryOf(call.req).cause = cause;
   if (built.trimmed) deps.metrics.windowTrims.inc(a.labels);
   Object.assign(encoded.headers, a.forwarded);
   if (a.apiKey !== undefined) Object.assign(encoded.headers, a.dialect.authHeaders(a.apiKey));
@@ -176,6 +184,7 @@ async function send(call: Call, encoded: ReturnType<typeof build>['encoded']): P
   const { a, deps } = call;
   call.callStarted = performance.now();
   deps.metrics.duration.observe({ ...a.labels, phase: 'overhead' }, (call.callStarted - call.started) / 1000);
+  summaryOf(call.req).overhead_ms = Math.round((call.callStarted - call.started) * 10) / 10;
   try {
     return await deps.upstreams.send(a.route.provider, a.route.dialect.baseUrl, encoded, a.route.timeouts, call.abort.signal);
   } catch (err) {
@@ -253,6 +262,11 @@ async function recordAnswer(call: Call, final: NeutralReply, firstByte: number |
   const { a, deps, turn } = call;
   const cause = call.reqEvent!.cause;
   const providerMiss = isProviderMiss(cause, final.usage?.cached_tokens, call.previousPrompt);
+  const summary = summaries.get(call.req);
+  if (summary !== undefined) {
+    addUsage(summary, final.usage);
+    if (firstByte !== undefined) summary.ttft_ms = Math.round((firstByte - call.callStarted!) * 10) / 10;
+  }
   turn.append({
     type: 'llm.resp', req: call.reqEvent!.seq, reply: final, origin: call.origin, timings: timings(call.callStarted!, firstByte),
     ...(providerMiss ? { provider_miss: true as const } : {}),
@@ -270,6 +284,7 @@ async function recordAnswer(call: Call, final: NeutralReply, firstByte: number |
 async function answerFromLog(call: Call, reply: FastifyReply, logged: NeutralReply, req: number): Promise<void> {
   const { a, deps } = call;
   const out = openClient(call, reply, req);
+  summaryOf(call.req).from_log = true;
   for (const delta of replyDeltas(logged)) out.write(delta);
   deps.metrics.retriesAnswered.inc(a.labels);
   deps.metrics.requests.inc({ ...a.labels, status: '200' });

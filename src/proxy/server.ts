@@ -1,5 +1,5 @@
 /** Compose the proxy from config: store, sessions, upstream pools, metrics, app; listen. */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from '../config/types.js';
 import { LogStore } from '../log/store.js';
 import { createMetrics, type Metrics } from '../metrics/registry.js';
@@ -18,18 +18,18 @@ export interface RunningProxy {
   close(): Promise<void>;
 }
 
-export async function startProxy(config: Config, opts: { now?: () => Date; logger?: boolean; warn?: (line: string) => void } = {}): Promise<RunningProxy> {
+export async function startProxy(config: Config, opts: { now?: () => Date; logger?: FastifyBaseLogger; warn?: (line: string) => void } = {}): Promise<RunningProxy> {
   const now = opts.now ?? (() => new Date());
   const store = new LogStore(config.dataDir, { durability: config.sessions.durability });
   const sessions = new SessionManager(store, {
     now, idleMs: config.sessions.idleMinutes * 60_000, maxLive: config.sessions.maxLive, maxLiveBytes: config.sessions.maxLiveMb * 2 ** 20,
-    warn: opts.warn ?? ((line) => process.stderr.write(`prefix-proxy: ${line}\n`)),
+    warn: opts.warn ?? (opts.logger === undefined ? (line) => process.stderr.write(`prefix-proxy: ${line}\n`) : (line) => opts.logger!.warn(line)),
   });
   await sessions.init();
   sessions.startSweeping();
   const upstreams = new Upstreams();
   const metrics = createMetrics();
-  const app = buildApp({ config, sessions, upstreams, images: new ImageStore(config.dataDir), metrics, now, logger: opts.logger ?? false });
+  const app = buildApp({ config, sessions, upstreams, images: new ImageStore(config.dataDir), metrics, now, ...(opts.logger === undefined ? {} : { logger: opts.logger }) });
   await app.listen({ host: config.listen.host, port: config.listen.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
