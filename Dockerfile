@@ -30,5 +30,8 @@ EXPOSE 8787
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:8787/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # A config.toml mounted at /app/config.toml is read; without one, providers come from the
-# environment's keys and the built-in simulator serves `sim/...`.
-CMD ["node", "dist/cli/main.js", "serve", "--host", "0.0.0.0", "--data-dir", "/data"]
+# environment's keys and the built-in simulator serves `sim/...`. Inside the container the proxy
+# must listen on 0.0.0.0 to be reached at all, so `--open` says so; who reaches it is the port
+# mapping's choice (docker-compose.yml publishes it on 127.0.0.1 only). Add [auth] keys to a
+# config before publishing it further.
+CMD ["node", "dist/cli/main.js", "serve", "--host", "0.0.0.0", "--data-dir", "/data", "--open"]

@@ -9,7 +9,7 @@ import { startProxy } from '../proxy/server.js';
 import { createSim } from '../sim/server.js';
 import { intArg, parse } from './args.js';
 
-const HELP = 'usage: proxy serve [--config PATH] [--port N] [--host H] [--data-dir DIR]';
+const HELP = 'usage: proxy serve [--config PATH] [--port N] [--host H] [--data-dir DIR] [--open]';
 
 export async function serveCommand(args: string[]): Promise<number> {
   const { values } = parse(args, {
@@ -17,6 +17,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     port: { type: 'string' },
     host: { type: 'string' },
     'data-dir': { type: 'string' },
+    open: { type: 'boolean' },
   }, HELP);
   if (values.help === true) {
     process.stdout.write(HELP + '\n');
@@ -29,6 +30,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       ...(values.port === undefined ? {} : { port: values.port === '0' ? 0 : intArg('--port', values.port) }),
       ...(values.host === undefined ? {} : { host: values.host }),
       ...(values['data-dir'] === undefined ? {} : { dataDir: values['data-dir'] }),
+      ...(values.open === true ? { open: true } : {}),
     },
   });
   const sim = Object.values(config.providers).some((p) => p.builtinSim) ? await createSim({ port: 0, host: '127.0.0.1' }) : undefined;

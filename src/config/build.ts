@@ -3,13 +3,14 @@
  * defaults applied, credentials read from the environment given, water marks checked. Every
  * problem is collected and thrown together as one ConfigError naming the file and each key.
  */
+import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { ConfigError, keyPath, type ConfigProblem } from './format-issues.js';
 import { describeConfig } from './describe.js';
 import { presetOf } from './presets.js';
 import type { ConfigFile, ModelEntry, ProviderEntry } from './schema.js';
 import { computeSizes, DEFAULT_CONTEXT, DEFAULT_OUTPUT_RESERVE, DEFAULT_PROTECTED_ENTRIES } from './window-sizes.js';
-import { Secret, type Config, type ModelConfig, type ProviderConfig, type SessionsConfig, type WindowDefaults } from './types.js';
+import { Secret, type AuthConfig, type ClientKey, type Config, type ModelConfig, type ProviderConfig, type SessionsConfig, type WindowDefaults } from './types.js';
 
 export type Env = Record<string, string | undefined>;
 
@@ -17,6 +18,8 @@ export interface Overrides {
   port?: number;
   host?: string;
   dataDir?: string;
+  /** `serve --open`: serve beyond loopback without client keys. */
+  open?: boolean;
 }
 
 export interface BuildContext {
@@ -81,6 +84,7 @@ export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
 
   const listen = parseListen(file.listen ?? DEFAULT_LISTEN, ctx.overrides, problems);
   const adminKey = readAdminKey(file, ctx.file, ctx.env, problems, warnings);
+  const auth = readAuth(file, ctx.env, ctx.overrides, problems);
   // A [window] value that fails on its own fails again for each model that inherits it: say it once.
   if (problems.length > 0 || !defaults.ok) throw new ConfigError(ctx.file, unique(problems));
 
@@ -102,6 +106,7 @@ export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
     dataDir,
     adminKey,
     bodyLimit: file.body_limit ?? DEFAULT_BODY_LIMIT,
+    auth,
     logLevel: file.log?.level ?? 'info',
     allowedOrigins: file.allowed_origins ?? [],
     allowedHosts: (file.allowed_hosts ?? []).map((h) => h.toLowerCase()),
@@ -240,6 +245,29 @@ function parseListen(value: string, overrides: Overrides, problems: ConfigProble
     port = overrides.port;
   }
   return { host: host === '' ? '127.0.0.1' : host, port };
+}
+
+/** Client keys, kept as their SHA-256 (from the environment, or written hashed in the file). */
+function readAuth(file: ConfigFile, env: Env, overrides: Overrides, problems: ConfigProblem[]): AuthConfig {
+  const keys: ClientKey[] = [];
+  (file.auth?.keys ?? []).forEach((k, i) => {
+    const at = `auth.keys[${i}]`;
+    if ((k.key_env === undefined) === (k.sha256 === undefined)) {
+      problems.push({ key: at, detail: 'give either key_env (the key in an environment variable) or sha256 (the key\'s SHA-256 in hex)' });
+      return;
+    }
+    let sha256 = k.sha256?.toLowerCase();
+    if (k.key_env !== undefined) {
+      const value = nonEmpty(env[k.key_env]);
+      if (value === undefined) {
+        problems.push({ key: `${at}.key_env`, detail: `the environment variable ${k.key_env} is not set` });
+        return;
+      }
+      sha256 = createHash('sha256').update(value).digest('hex');
+    }
+    keys.push({ name: k.name, sha256: sha256!, models: k.models });
+  });
+  return { keys, open: overrides.open === true || file.auth?.open === true };
 }
 
 function readAdminKey(file: ConfigFile, label: string, env: Env, problems: ConfigProblem[], warnings: string[]): Secret | undefined {

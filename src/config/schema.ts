@@ -143,6 +143,15 @@ export const configSchema = table({
   models: z.record(text('a model name'), modelSchema).optional(),
   window: windowSchema.optional(),
   sessions: sessionsSchema.optional(),
+  auth: table({
+    open: z.boolean({ error: 'expected true or false' }).optional(),
+    keys: z.array(table({
+      name: text('a client name').regex(/^[A-Za-z0-9._-]{1,64}$/, { error: 'expected a name of letters, digits, ".", "_" and "-" (a metrics label)' }),
+      key_env: text('an environment variable name').optional(),
+      sha256: text('a SHA-256 in hex').regex(/^[0-9a-fA-F]{64}$/, { error: 'expected 64 hex digits' }).optional(),
+      models: z.array(text('a model name'), { error: 'expected a list of model names' }).optional(),
+    }), { error: 'expected a list of keys' }).optional(),
+  }).optional(),
   log: table({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'expected one of fatal, error, warn, info, debug, trace, silent' }).optional(),
   }).optional(),

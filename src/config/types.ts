@@ -130,6 +130,8 @@ export interface Config {
   dataDir: string;
   adminKey: Secret | undefined;
   bodyLimit: number;
+  /** Client keys (`[auth]`); with none, only loopback may be served unless `open`. */
+  auth: AuthConfig;
   /** The operator's log (`proxy serve`): pino's level. */
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Web page origins allowed to call the proxy from a browser; none by default. */
@@ -150,3 +152,19 @@ export interface Config {
   /** Startup banner: providers, models, which have a key. Never prints a credential. */
   describe(): string;
 }
+
+/** A proxy key a client presents: only its SHA-256 is kept. */
+export interface ClientKey {
+  /** Names the client in logs; never the key. */
+  name: string;
+  sha256: string;
+  /** Routes (config model names) it may use; undefined: every route. */
+  models: string[] | undefined;
+}
+
+export interface AuthConfig {
+  keys: ClientKey[];
+  /** Serve beyond loopback without keys (`[auth] open = true` or `serve --open`). */
+  open: boolean;
+}
+

@@ -18,6 +18,8 @@ export const ERRORS = {
   model_not_found: { status: 404, type: 'invalid_request_error', message: 'The model "{model}" does not exist. Known models: {known}.' },
   // 400, not 5xx: a client must not retry a route whose dialect this build does not have.
   wire_not_supported: { status: 400, type: 'invalid_request_error', message: 'The model "{model}" goes to provider "{provider}" (preset {preset}), whose wire format {wire} is not supported yet.' },
+  model_not_allowed: { status: 403, type: 'invalid_request_error', message: 'The client key "{name}" may not use the model "{model}"; it may use: {allowed}.' },
+  exposed_without_keys: { status: 500, type: 'cli_error', message: 'Listening on {host} would let anyone who reaches the port spend the configured keys: add [auth] keys, or say it is meant with [auth] open = true (or proxy serve --open).' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error', message: 'The request body must be application/json, not {type}.' },
   origin_refused: { status: 403, type: 'invalid_request_error', message: 'Requests from the web page {origin} are refused: add it to allowed_origins to let a browser call the proxy.' },
   host_refused: { status: 403, type: 'invalid_request_error', message: 'The Host {host} is not this proxy\'s: add it to allowed_hosts if the proxy is reached under that name.' },

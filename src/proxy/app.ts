@@ -15,6 +15,7 @@ import type { InboundDialect } from '../dialects/types.js';
 import { countTokens } from './count-tokens.js';
 import { handleRequest, routeLabels, UNROUTED } from './pipeline.js';
 import type { ImageStore } from './images.js';
+import { ClientAuth } from './client-auth.js';
 import { RequestGuard } from './request-guard.js';
 import { writeLine } from './request-log.js';
 import { RetrySignals } from './retries.js';
@@ -39,6 +40,8 @@ export interface AppDeps {
   retries?: RetrySignals;
   /** Keeps wire serialisations between requests; made here from the config when not given. */
   wireMemo?: WireMemo;
+  /** Client keys; made here from the config when not given. */
+  auth?: ClientAuth;
   now: () => Date;
   /** Where the operator's lines go (pino); none: the app logs nothing. */
   logger?: FastifyBaseLogger;
@@ -49,6 +52,7 @@ export function buildApp(given: AppDeps): FastifyInstance {
     ...given,
     retries: given.retries ?? new RetrySignals(),
     wireMemo: given.wireMemo ?? new WireMemo(given.config.sessions.wireCacheMb * 2 ** 20),
+    auth: given.auth ?? new ClientAuth(given.config.auth),
   };
   // fastify's own two lines per request are off: the pipeline writes one with what it knows.
   const app = deps.logger === undefined

@@ -116,8 +116,12 @@ export async function handleRequest(inbound: InboundDialect, req: FastifyRequest
 
 /** Read the body in the client's wire, resolve the route. Throws a 4xx for bad input. */
 function admit(inbound: InboundDialect, req: FastifyRequest, deps: AppDeps): Admitted {
+  const presented = inbound.apiKey(req.headers);
+  const key = deps.auth?.identify(presented);
   const parsed = inbound.parse(req.body, (url, detail, param) => deps.images.put(url, detail, param));
   const route = resolveRoute(deps.config, parsed.model);
+  deps.auth?.allow(key, route.name);
+  if (key !== undefined) summaryOf(req).client = key.name;
   // Lines that change every request (a per-request nonce) never reach the log, so never the prefix.
   const client = withoutVolatile(parsed, route.volatileLines);
   const retry = deps.retries?.isRetry(req.headers) === true;
@@ -128,7 +132,8 @@ function admit(inbound: InboundDialect, req: FastifyRequest, deps: AppDeps): Adm
     route,
     dialect,
     labels: { provider: route.provider, model: route.label },
-    apiKey: route.apiKey ?? inbound.apiKey(req.headers),
+    // A client key is the proxy's own: it is never passed on to the upstream.
+    apiKey: route.apiKey ?? (key === undefined ? presented : undefined),
     forwarded: forwardedHeaders(req.headers, dialect, route.dialect.headers),
     incoming: {
       explicitId: explicitSessionId(req.headers, client.idFields, deps.config.sessions),

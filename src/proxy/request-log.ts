@@ -8,6 +8,8 @@ import type { BreakCause } from '../core/events.js';
 import type { Usage } from '../core/types.js';
 
 export interface RequestSummary {
+  /** The client key's name (`[auth] keys`). */
+  client?: string;
   session?: string;
   route?: string;
   provider?: string;

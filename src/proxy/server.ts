@@ -5,6 +5,7 @@ import { LogStore } from '../log/store.js';
 import { createMetrics, type Metrics } from '../metrics/registry.js';
 import { SessionManager } from '../session/manager.js';
 import { buildApp } from './app.js';
+import { checkExposure } from './client-auth.js';
 import { ImageStore } from './images.js';
 import { Upstreams } from './upstream.js';
 
@@ -19,6 +20,7 @@ export interface RunningProxy {
 }
 
 export async function startProxy(config: Config, opts: { now?: () => Date; logger?: FastifyBaseLogger; warn?: (line: string) => void } = {}): Promise<RunningProxy> {
+  checkExposure(config);
   const now = opts.now ?? (() => new Date());
   const store = new LogStore(config.dataDir, { durability: config.sessions.durability });
   const sessions = new SessionManager(store, {

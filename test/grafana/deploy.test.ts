@@ -45,7 +45,7 @@ describe('Dockerfile', () => {
     expect(dockerfile).toMatch(/PROXY_DATA_DIR=\/data/);
     const health = jsonArg('HEALTHCHECK');
     expect(health[0]).toBe('node');
-    expect(jsonArg('CMD')).toEqual(['node', 'dist/cli/main.js', 'serve', '--host', '0.0.0.0', '--data-dir', '/data']);
+    expect(jsonArg('CMD')).toEqual(['node', 'dist/cli/main.js', 'serve', '--host', '0.0.0.0', '--data-dir', '/data', '--open']);
   });
 
   it('the build context leaves out node_modules, dist, data and local config', () => {
