@@ -115,6 +115,12 @@ export interface RequestParams {
   reasoning_effort?: string;
   presence_penalty?: number;
   frequency_penalty?: number;
+  /**
+   * Fields of the client's request the proxy does not read (`user`, `metadata`, `service_tier`,
+   * ...), sorted by name: passed on to an upstream of the same wire, dropped for any other
+   * (docs/inbound.md). Part of the digest, so replay rebuilds them.
+   */
+  extra?: { wire: string; fields: Record<string, unknown> };
 }
 
 /**

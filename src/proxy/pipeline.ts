@@ -24,6 +24,7 @@ import { firstDifference } from '../window/index.js';
 import type { AppDeps } from './app.js';
 import { isProviderMiss, recordReply } from './record.js';
 import { forwardedHeaders } from './forwarded-headers.js';
+import { redactDeep } from '../log/redact.js';
 import { addUsage, summaries, summaryOf } from './request-log.js';
 import { explicitSessionId } from './session-id.js';
 import { withoutVolatile } from '../window/volatile-lines.js';
@@ -123,7 +124,10 @@ function admit(inbound: InboundDialect, req: FastifyRequest, deps: AppDeps): Adm
   deps.auth?.allow(key, route.name);
   if (key !== undefined) summaryOf(req).client = key.name;
   // Lines that change every request (a per-request nonce) never reach the log, so never the prefix.
-  const client = withoutVolatile(parsed, route.volatileLines);
+  const unredacted = withoutVolatile(parsed, route.volatileLines);
+  // Parameters go into llm.req, which the log redacts: they go upstream as the log holds them,
+  // so that replay rebuilds the digest (a credential in `metadata` never leaves either).
+  const client = { ...unredacted, params: redactDeep(unredacted.params).value };
   const retry = deps.retries?.isRetry(req.headers) === true;
   const dialect = dialectFor(route.dialect.wire);
   return {

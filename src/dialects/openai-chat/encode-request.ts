@@ -28,6 +28,11 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
   if (p.frequency_penalty !== undefined) rest.frequency_penalty = p.frequency_penalty;
   if (p.response_format !== undefined) rest.response_format = p.response_format;
   if (p.reasoning_effort !== undefined) rest.reasoning_effort = p.reasoning_effort;
+  // The client's own fields the proxy does not read, for an upstream of the client's wire; never
+  // over a field the proxy sets.
+  if (p.extra?.wire === 'openai-chat') {
+    for (const [k, v] of Object.entries(p.extra.fields)) if (!Object.hasOwn(rest, k) && k !== 'model' && k !== 'messages') rest[k] = v;
+  }
   if (hints.bodyKey && hints.sessionKey !== undefined) rest.prompt_cache_key = hints.sessionKey;
   // Top-level automatic caching, for routes that take it (OpenRouter to Claude); cache-hints decides.
   if (hints.cacheControl !== undefined) {

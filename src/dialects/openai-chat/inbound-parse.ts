@@ -74,6 +74,9 @@ const chatRequest = z.object({
 
 export type ChatRequest = z.infer<typeof chatRequest>;
 
+/** The top-level fields the proxy reads itself (the rest pass to an upstream of this wire). */
+export const KNOWN_FIELDS: ReadonlySet<string> = new Set(Object.keys(chatRequest.shape));
+
 /** The schema of a message by role (the shape checks in inbound-shape.ts are held to these). */
 export const MESSAGE_SCHEMAS = { system: systemMessage, developer: systemMessage, user: userMessage, assistant: assistantMessage, tool: toolMessage } as const;
 export type ChatMessage =
