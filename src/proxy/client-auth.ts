@@ -8,6 +8,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ProxyError } from '../core/errors.js';
 import type { AuthConfig, ClientKey, Config } from '../config/types.js';
+import { listensOnLoopback } from './request-guard.js';
 
 export class ClientAuth {
   readonly #keys: readonly { key: ClientKey; digest: Buffer }[];
@@ -39,8 +40,6 @@ export class ClientAuth {
 
 /** Refuse to listen beyond loopback with nobody's key asked for, unless told. */
 export function checkExposure(config: Pick<Config, 'listen' | 'auth'>): void {
-  const host = config.listen.host.replace(/^\[|\]$/g, '');
-  const loopback = host === 'localhost' || host === '::1' || host.startsWith('127.');
-  if (loopback || config.auth.keys.length > 0 || config.auth.open) return;
+  if (listensOnLoopback(config.listen) || config.auth.keys.length > 0 || config.auth.open) return;
   throw new ProxyError('exposed_without_keys', { host: config.listen.host });
 }

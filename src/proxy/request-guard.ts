@@ -19,8 +19,7 @@ export class RequestGuard {
   constructor(config: Pick<Config, 'allowedOrigins' | 'allowedHosts' | 'listen'>) {
     this.#origins = new Set(config.allowedOrigins);
     this.#hosts = new Set(config.allowedHosts);
-    const host = config.listen.host.replace(/^\[|\]$/g, '');
-    this.#loopbackOnly = host === 'localhost' || host === '::1' || host.startsWith('127.');
+    this.#loopbackOnly = listensOnLoopback(config.listen);
   }
 
   /** Throws the refusal for a request that may not be served; a client's own requests pass. */
@@ -38,4 +37,10 @@ function hostName(host: string): string {
   if (host.startsWith('[')) return host.slice(0, host.indexOf(']') + 1);
   const colon = host.lastIndexOf(':');
   return colon < 0 ? host : host.slice(0, colon);
+}
+
+/** The proxy listens on a loopback address: only this machine can reach it. */
+export function listensOnLoopback(listen: { host: string }): boolean {
+  const host = listen.host.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || host.startsWith('127.');
 }

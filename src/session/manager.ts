@@ -166,7 +166,7 @@ export class SessionManager {
       session.inFlightFrom = session.view.entries.length;
       const turn = this.#turn(session, plan, unlock);
       handedOver = true;
-      this.#appendOrRelease(turn, () => {
+      await this.#appendOrRelease(turn, () => {
         let leaving: Map<string, number> | undefined;
         if (plan.kind === 'rewrite') {
           leaving = this.#elidedLeaving(session, plan.from);
@@ -208,7 +208,7 @@ export class SessionManager {
     const turn = this.#turn(session, { kind: 'new' }, await session.queue.acquire());
     session.inFlightFrom = 0;
     const ids = req.explicitId === undefined ? [] : [req.explicitId];
-    await this.#appendOrReleaseAsync(turn, async () => {
+    await this.#appendOrRelease(turn, async () => {
       const fork = parent?.plan;
       if (parent === undefined || fork === undefined) {
         const lineage = parent === undefined ? {} : { lineage: parent.session.lineage };
@@ -272,16 +272,8 @@ export class SessionManager {
     this.#locator.indexLive(session.id, session.view);
   }
 
-  #appendOrRelease(turn: Turn, append: () => void): void {
-    try {
-      append();
-    } catch (err) {
-      turn.release();
-      throw err;
-    }
-  }
-
-  async #appendOrReleaseAsync(turn: Turn, append: () => Promise<void>): Promise<void> {
+  /** Whatever appending throws, the turn is released first: the session's next request runs. */
+  async #appendOrRelease(turn: Turn, append: () => void | Promise<void>): Promise<void> {
     try {
       await append();
     } catch (err) {
@@ -289,6 +281,7 @@ export class SessionManager {
       throw err;
     }
   }
+
 
   #turn(session: LiveSession, plan: Turn['plan'], unlock: () => void): Turn {
     return new Turn(session, plan, { now: this.#now, unlock, onRelease: (s) => this.#afterRelease(s) });

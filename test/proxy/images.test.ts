@@ -4,18 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ImageStore } from '../../src/proxy/images.js';
+import { pngDataUrl } from '../e2e/agent-content.js';
 
-/** A PNG header naming an image of this size: enough for the size reader. */
-function png(width: number, height: number): string {
-  const b = Buffer.alloc(33);
-  b.writeUInt32BE(0x89504e47, 0);
-  b.writeUInt32BE(0x0d0a1a0a, 4);
-  b.writeUInt32BE(13, 8);
-  b.write('IHDR', 12, 'latin1');
-  b.writeUInt32BE(width, 16);
-  b.writeUInt32BE(height, 20);
-  return `data:image/png;base64,${b.toString('base64')}`;
-}
+const png = (width: number, height: number): string => pngDataUrl(width, height, '');
 
 const dirs: string[] = [];
 afterEach(() => {
