@@ -66,7 +66,8 @@ export interface EncodedRequest {
   /** Path appended to the route's base URL, e.g. `/chat/completions`. */
   path: string;
   headers: Record<string, string>;
-  body: string;
+  /** The wire body: text, or its UTF-8 bytes when the dialect assembles them from kept parts. */
+  body: string | Buffer;
   /** Explicit cache breakpoints the dialect put on blocks (for `llm.req` hints); absent: none. */
   cacheBreakpoints?: number;
 }

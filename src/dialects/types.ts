@@ -24,10 +24,10 @@ export interface EncodeOptions {
   memo?: SerialisationMemo;
 }
 
-/** Wire text per message object and per variant (the route options that shape it). */
+/** Wire bytes (UTF-8 JSON) per message object and per variant (the route options that shape it). */
 export interface SerialisationMemo {
-  get(msg: object, variant: string): string | undefined;
-  set(msg: object, variant: string, text: string): void;
+  get(msg: object, variant: string): Buffer | undefined;
+  set(msg: object, variant: string, bytes: Buffer): void;
 }
 
 /** An upstream error, read from an HTTP error body or from an error event in a stream. */

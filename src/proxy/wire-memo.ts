@@ -1,5 +1,5 @@
 /**
- * The messages' wire serialisations kept between requests, bounded in characters
+ * The messages' wire serialisations (UTF-8 bytes) kept between requests, bounded in bytes
  * (`[sessions] wire_cache_mb`): a busy session's messages are serialised once, and a thousand idle
  * ones do not hold a second copy of their conversations (docs/decisions.md, Memory follows live
  * sessions). Held weakly by message: a session that leaves memory takes its serialisations with
@@ -9,7 +9,7 @@ import type { SerialisationMemo } from '../dialects/types.js';
 
 interface Kept {
   variant: string;
-  text: string;
+  bytes: Buffer;
 }
 
 export class WireMemo implements SerialisationMemo {
@@ -20,20 +20,20 @@ export class WireMemo implements SerialisationMemo {
   #head = 0;
   #size = 0;
 
-  constructor(maxChars: number) {
-    this.#max = Math.max(0, maxChars);
+  constructor(maxBytes: number) {
+    this.#max = Math.max(0, maxBytes);
   }
 
-  get(msg: object, variant: string): string | undefined {
+  get(msg: object, variant: string): Buffer | undefined {
     const kept = this.#kept.get(msg);
-    return kept?.variant === variant ? kept.text : undefined;
+    return kept?.variant === variant ? kept.bytes : undefined;
   }
 
-  set(msg: object, variant: string, text: string): void {
-    if (text.length > this.#max) return;
-    this.#kept.set(msg, { variant, text });
-    this.#order.push({ msg: new WeakRef(msg), size: text.length });
-    this.#size += text.length;
+  set(msg: object, variant: string, bytes: Buffer): void {
+    if (bytes.length > this.#max) return;
+    this.#kept.set(msg, { variant, bytes });
+    this.#order.push({ msg: new WeakRef(msg), size: bytes.length });
+    this.#size += bytes.length;
     while (this.#size > this.#max) {
       const old = this.#order[this.#head++]!;
       this.#size -= old.size;
@@ -46,7 +46,7 @@ export class WireMemo implements SerialisationMemo {
     }
   }
 
-  /** Characters counted against the bound. */
+  /** Bytes counted against the bound. */
   get size(): number {
     return this.#size;
   }

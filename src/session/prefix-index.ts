@@ -17,15 +17,21 @@ interface Hit {
 export class PrefixIndex {
   /** Chain hash of a client-view prefix -> the sessions holding it, most recently indexed last. */
   readonly #prefix = new Map<string, Hit[]>();
-  /** Session -> length of its client view when last indexed. */
-  readonly #viewLength = new Map<string, number>();
+  /** Session -> its client view's length and last chain hash when last indexed. */
+  readonly #indexed = new Map<string, { length: number; tip: string | undefined }>();
   /** Fingerprint of a session's latest reply -> session. */
   readonly #latestReply = new Map<string, string>();
 
-  /** Record (again) every prefix of a session's view; the session becomes the latest for each. */
+  /**
+   * Record a session's view prefixes; the session becomes the latest for each one it did not hold
+   * at the same place when last indexed. A view that only grew since then (its old tip is still at
+   * its old length: chain hashes name the whole prefix) costs its new entries, not its length.
+   */
   index(id: string, view: ClientView): void {
     const hashes = view.hashes();
-    for (let i = 0; i < hashes.length; i++) {
+    const before = this.#indexed.get(id);
+    const grew = before !== undefined && before.length <= hashes.length && (before.length === 0 || hashes[before.length - 1] === before.tip);
+    for (let i = grew ? before.length : 0; i < hashes.length; i++) {
       const list = this.#prefix.get(hashes[i]!);
       if (list === undefined) {
         this.#prefix.set(hashes[i]!, [{ session: id, pos: i + 1 }]);
@@ -37,7 +43,7 @@ export class PrefixIndex {
       list.push({ session: id, pos: i + 1 });
       if (list.length > MAX_PER_PREFIX) list.shift();
     }
-    this.#viewLength.set(id, hashes.length);
+    this.#indexed.set(id, { length: hashes.length, tip: hashes.at(-1) });
     const latest = view.latestReply();
     if (latest !== undefined) this.#latestReply.set(latest, id);
   }
@@ -56,7 +62,7 @@ export class PrefixIndex {
     for (let i = hashes.length - 1; i >= 0; i--) {
       const hits = this.#prefix.get(hashes[i]!)?.filter((h) => h.pos === i + 1);
       if (hits === undefined || hits.length === 0) continue;
-      const whole = hits.filter((h) => this.#viewLength.get(h.session) === i + 1);
+      const whole = hits.filter((h) => this.#indexed.get(h.session)?.length === i + 1);
       return { session: (whole.length > 0 ? whole : hits).at(-1)!.session, length: i + 1 };
     }
     return undefined;
@@ -89,7 +95,7 @@ export class PrefixIndex {
       if (rest.length === 0) this.#prefix.delete(h);
       else if (rest.length !== list.length) this.#prefix.set(h, rest);
     }
-    this.#viewLength.delete(id);
+    this.#indexed.delete(id);
   }
 
   /** Forget a session entirely (its log is unreadable). */

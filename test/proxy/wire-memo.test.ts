@@ -1,4 +1,4 @@
-/** The wire serialisations kept between requests: reused while kept, bounded in characters. */
+/** The wire serialisations kept between requests: reused while kept, bounded in bytes. */
 import { describe, expect, it } from 'vitest';
 import type { DialectRoute } from '../../src/core/route.js';
 import type { NeutralRequest } from '../../src/core/types.js';
@@ -21,8 +21,8 @@ describe('WireMemo', () => {
   it('hands back a message\'s serialisation for the same object and variant only', () => {
     const memo = new WireMemo(1 << 20);
     const msg = Object.freeze({ role: 'user' as const, content: 'hello' });
-    memo.set(msg, 'a', '{"x":1}');
-    expect(memo.get(msg, 'a')).toBe('{"x":1}');
+    memo.set(msg, 'a', Buffer.from('{"x":1}'));
+    expect(memo.get(msg, 'a')?.toString()).toBe('{"x":1}');
     expect(memo.get(msg, 'b')).toBeUndefined();
     expect(memo.get({ ...msg }, 'a')).toBeUndefined();
   });
@@ -30,7 +30,7 @@ describe('WireMemo', () => {
   it('stays within its bound, the oldest out first', () => {
     const memo = new WireMemo(1000);
     const msgs = Array.from({ length: 10 }, (_, i) => ({ role: 'user' as const, content: String(i) }));
-    for (const m of msgs) memo.set(m, 'v', 'x'.repeat(300));
+    for (const m of msgs) memo.set(m, 'v', Buffer.from('x'.repeat(300)));
     expect(memo.size).toBeLessThanOrEqual(1000);
     expect(memo.get(msgs[9]!, 'v')).toBeDefined();
     expect(memo.get(msgs[0]!, 'v')).toBeUndefined();
@@ -41,11 +41,11 @@ describe('WireMemo', () => {
     const messages = [Object.freeze({ role: 'user' as const, content: 'line "one"\nline two' }), Object.freeze({ role: 'assistant' as const, content: 'ok' })];
     const plain = encodeRequest(request(messages), route, { bodyKey: false, headers: {} }, { stream: false, resolveImage: noImages });
     const first = encodeRequest(request(messages), route, { bodyKey: false, headers: {} }, { stream: false, resolveImage: noImages, memo });
-    expect(first.body).toBe(plain.body);
+    expect(first.body).toStrictEqual(plain.body);
     expect(memo.size).toBeGreaterThan(0);
     // What the memo holds is what goes on the wire: a planted text shows it was read back.
-    memo.set(messages[0]!, 'openai-chat\u0000reasoning_content\u0000false', '{"role":"user","content":"planted"}');
+    memo.set(messages[0]!, 'openai-chat\u0000reasoning_content\u0000false', Buffer.from('{"role":"user","content":"planted"}'));
     const second = encodeRequest(request(messages), route, { bodyKey: false, headers: {} }, { stream: false, resolveImage: noImages, memo });
-    expect(second.body).toContain('planted');
+    expect(second.body.toString()).toContain('planted');
   });
 });

@@ -88,4 +88,33 @@ describe('mergeCatalog', () => {
     expect(merged.map((t) => `${t.function.name}:${t.function.description}`)).toEqual(['a:A', 'c:C', 'b:B2', 'd:D']);
     expect(merged[0]).toBe(current[0]);
   });
+
+  it('a view that grew is indexed from where it was; one that was rewritten, again from its start', () => {
+    const index = new PrefixIndex();
+    const grown = [u('1'), r('a'), u('2')];
+    index.index('s', viewOf([u('1')]));
+    // Every prefix the session holds now is found, whichever way the index took to get there.
+    index.index('s', viewOf(grown));
+    expect(index.matchLength('s', hashesOf([u('1'), asMsg(r('a')), u('2')]))).toBe(3);
+    // Rewritten: the same length, another opening. The new prefixes are found from the first.
+    index.index('s', viewOf([u('x'), r('y'), u('z')]));
+    expect(index.matchLength('s', hashesOf([u('x')]))).toBe(1);
+    expect(index.longest(hashesOf([u('x'), asMsg(r('y')), u('z')]))).toBe('s');
+  });
+
+  it('costs a grown view its new entries only', () => {
+    const index = new PrefixIndex();
+    const items: (NeutralMessage | NeutralReply)[] = [];
+    for (let i = 0; i < 200; i++) items.push(u(`q${i}`), r(`a${i}`));
+    index.index('s', viewOf(items.slice(0, 398)));
+    const view = viewOf(items);
+    const hashes = view.hashes();
+    // Count the positions read: a whole re-index reads all 400.
+    let read = 0;
+    const counting = new Proxy(hashes, { get: (t, k) => (typeof k === 'string' && /^[0-9]+$/.test(k) ? (read++, t[Number(k)]) : Reflect.get(t, k)) });
+    index.index('s', { hashes: () => counting, latestReply: () => view.latestReply() } as unknown as ClientView);
+    expect(read).toBeLessThan(10);
+    expect(index.matchLength('s', hashes)).toBe(400);
+  });
 });
+

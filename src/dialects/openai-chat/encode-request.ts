@@ -42,23 +42,30 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
     rest.stream = true;
     rest.stream_options = { include_usage: true };
   }
-  // The same bytes JSON.stringify of the whole body would give, built from each message's
-  // serialisation kept from earlier requests: only what is new is serialised.
-  const messages = req.messages.map((m) => messageJson(m, route, opts)).join(',');
+  // The same bytes JSON.stringify of the whole body would give, assembled from each message's
+  // UTF-8 serialisation kept from earlier requests: only what is new is serialised and encoded,
+  // the rest is copied (a 1 MB conversation is one copy, not a join, a re-encode and a copy).
+  const variant = `openai-chat\u0000${route.reasoningOut}\u0000${route.reasoningOnToolTurns}`;
   const tail = JSON.stringify(rest);
-  const body = `{"model":${JSON.stringify(req.model)},"messages":[${messages}]${tail === '{}' ? '}' : ',' + tail.slice(1)}`;
-  return { path: CHAT_COMPLETIONS_PATH, headers: jsonHeaders(route, hints), body };
+  const parts: Buffer[] = [Buffer.from(`{"model":${JSON.stringify(req.model)},"messages":[`)];
+  req.messages.forEach((m, i) => {
+    if (i > 0) parts.push(COMMA);
+    parts.push(messageBytes(m, variant, route, opts));
+  });
+  parts.push(Buffer.from(tail === '{}' ? ']}' : '],' + tail.slice(1)));
+  return { path: CHAT_COMPLETIONS_PATH, headers: jsonHeaders(route, hints), body: Buffer.concat(parts) };
 }
 
-/** Each message's wire JSON, kept by the caller's memo per the route options that shape it. */
-function messageJson(m: NeutralMessage, route: DialectRoute, opts: EncodeOptions): string {
-  const variant = `openai-chat\u0000${route.reasoningOut}\u0000${route.reasoningOnToolTurns}`;
-  let text = opts.memo?.get(m, variant);
-  if (text === undefined) {
-    text = JSON.stringify(encodeMessage(m, route, opts));
-    opts.memo?.set(m, variant, text);
+const COMMA = Buffer.from(',');
+
+/** Each message's wire JSON as UTF-8, kept by the caller's memo per the route options that shape it. */
+function messageBytes(m: NeutralMessage, variant: string, route: DialectRoute, opts: EncodeOptions): Buffer {
+  let bytes = opts.memo?.get(m, variant);
+  if (bytes === undefined) {
+    bytes = Buffer.from(JSON.stringify(encodeMessage(m, route, opts)));
+    opts.memo?.set(m, variant, bytes);
   }
-  return text;
+  return bytes;
 }
 
 export function encodeMessage(m: NeutralMessage, route: DialectRoute, opts: EncodeOptions): WireMessage {

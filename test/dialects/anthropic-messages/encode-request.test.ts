@@ -32,7 +32,7 @@ const request = (messages: NeutralMessage[], over: Partial<NeutralRequest> = {})
   ...over,
 });
 type Json = Record<string, unknown>;
-const body = (req: NeutralRequest, r = route(), hints = noHints): Json => JSON.parse(encodeRequest(req, r, hints, opts()).body) as Json;
+const body = (req: NeutralRequest, r = route(), hints = noHints): Json => JSON.parse(String(encodeRequest(req, r, hints, opts()).body)) as Json;
 const turns = (req: NeutralRequest, r = route(), hints = noHints) => body(req, r, hints).messages as { role: string; content: Json[] }[];
 
 const origin = { provider: 'anthropic', model: 'claude-sonnet-4-6' };
@@ -277,7 +277,7 @@ describe('anthropic-messages encodeRequest: cache_control', () => {
 
   it('breakpoints: the end of the stable history, of the system prompt and of the tools', () => {
     const out = encodeRequest(request(convo, { tools: [tool] }), route(), { bodyKey: false, headers: {}, cacheControl: '1h', cacheControlAt: 'breakpoints' }, opts());
-    const b = JSON.parse(out.body) as Json;
+    const b = JSON.parse(String(out.body)) as Json;
     expect(b.cache_control).toBeUndefined();
     expect(markedPaths(b).sort()).toStrictEqual(['messages[2].content[0]', 'system[0]', 'tools[0]']);
     expect((b.messages as { content: Json[] }[])[2]?.content[0]).toStrictEqual({ type: 'tool_result', tool_use_id: 'a', content: 'A', cache_control: { type: 'ephemeral', ttl: '1h' } });

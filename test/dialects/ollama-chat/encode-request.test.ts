@@ -27,7 +27,7 @@ const opts = (stream = true): EncodeOptions => ({
 });
 const request = (messages: NeutralRequest['messages'], over: Partial<NeutralRequest> = {}): NeutralRequest => ({ messages, model: 'qwen3', params: {}, tools: [], ...over });
 const body = (req: NeutralRequest, r = route(), hints = noHints, o = opts()): Record<string, unknown> =>
-  JSON.parse(encodeRequest(req, r, hints, o).body) as Record<string, unknown>;
+  JSON.parse(String(encodeRequest(req, r, hints, o).body)) as Record<string, unknown>;
 
 const tool: ToolSpec = { type: 'function', function: { name: 'read_file', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } } } } };
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DialectRoute, WireHints } from '../../../src/core/route.js';
 import type { AssistantMessage, NeutralRequest, OpaqueBlock, ToolSpec } from '../../../src/core/types.js';
-import { encodeRequest } from '../../../src/dialects/openai-chat/encode-request.js';
+import { encodeRequest as encodeBytes } from '../../../src/dialects/openai-chat/encode-request.js';
 import type { EncodeOptions } from '../../../src/dialects/types.js';
 
 const route = (over: Partial<DialectRoute> = {}): DialectRoute => ({
@@ -26,6 +26,11 @@ const opts = (stream = false): EncodeOptions => ({
   },
 });
 
+/** The encoder, its body read as text (it assembles UTF-8 bytes). */
+const encodeRequest = (...args: Parameters<typeof encodeBytes>) => {
+  const out = encodeBytes(...args);
+  return { ...out, body: out.body.toString() };
+};
 const request = (messages: NeutralRequest['messages'], over: Partial<NeutralRequest> = {}): NeutralRequest => ({ messages, model: 'm', params: {}, tools: [], ...over });
 const body = (req: NeutralRequest, r = route(), hints = noHints, o = opts()): Record<string, unknown> => JSON.parse(encodeRequest(req, r, hints, o).body) as Record<string, unknown>;
 const assistantOut = (msg: AssistantMessage, r: DialectRoute): Record<string, unknown> =>

@@ -21,7 +21,7 @@ const noHints: WireHints = { bodyKey: false, headers: {} };
 const opts = (stream = true): EncodeOptions => ({ stream, resolveImage: () => ({ mime: 'image/png', base64: 'iVBORw0KGgo=' }) });
 const request = (messages: NeutralRequest['messages'], over: Partial<NeutralRequest> = {}): NeutralRequest => ({ messages, model: 'gpt-5.6', params: {}, tools: [], ...over });
 const body = (req: NeutralRequest, r = route(), hints = noHints, o = opts()): Record<string, unknown> =>
-  JSON.parse(encodeRequest(req, r, hints, o).body) as Record<string, unknown>;
+  JSON.parse(String(encodeRequest(req, r, hints, o).body)) as Record<string, unknown>;
 const origin = { provider: 'openai', model: 'gpt-5.6' };
 const block = (data: unknown, beforeCall?: number): OpaqueBlock => ({ kind: 'responses.reasoning', origin, data, ...(beforeCall === undefined ? {} : { before_call: beforeCall }) });
 const rs = (id: string) => ({ id, type: 'reasoning', summary: [{ type: 'summary_text', text: `why ${id}` }], encrypted_content: `enc-${id}`, status: 'completed' });
@@ -56,8 +56,8 @@ describe('openai-responses encodeRequest', () => {
 
   it('keeps the instructions and every earlier byte when a later system message is appended', () => {
     const base: NeutralRequest['messages'] = [{ role: 'system', content: 'S' }, { role: 'user', content: 'q' }, { role: 'assistant', content: 'a' }];
-    const before = encodeRequest(request(base), route(), noHints, opts()).body;
-    const after = encodeRequest(request([...base, { role: 'system', content: 'S2' }]), route(), noHints, opts()).body;
+    const before = String(encodeRequest(request(base), route(), noHints, opts()).body);
+    const after = String(encodeRequest(request([...base, { role: 'system', content: 'S2' }]), route(), noHints, opts()).body);
     const cut = before.indexOf('],"store"');
     expect(after.slice(0, cut)).toBe(before.slice(0, cut));
     expect((JSON.parse(after) as { input: unknown[] }).input.at(-1)).toStrictEqual({ type: 'message', role: 'system', content: [{ type: 'input_text', text: 'S2' }] });
@@ -130,7 +130,7 @@ describe('openai-responses encodeRequest', () => {
     const hints: WireHints = { bodyKey: false, sessionKey: 'k1', headers: { 'session-id': 'k1', 'thread-id': 'k1', 'x-client-request-id': 'k1' } };
     const out = encodeRequest(request([{ role: 'user', content: 'q' }]), route({ headers: { originator: 'prefix-proxy' } }), hints, opts(false));
     expect(out.headers).toStrictEqual({ originator: 'prefix-proxy', 'session-id': 'k1', 'thread-id': 'k1', 'x-client-request-id': 'k1', 'content-type': 'application/json' });
-    const parsed = JSON.parse(out.body) as Record<string, unknown>;
+    const parsed = JSON.parse(String(out.body)) as Record<string, unknown>;
     expect(parsed).not.toHaveProperty('prompt_cache_key');
     expect(parsed).not.toHaveProperty('stream');
   });
