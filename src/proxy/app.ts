@@ -2,7 +2,7 @@
  * The fastify app: routes, the JSON body parser with OpenAI-shaped errors, the error handler.
  * Built from its parts so tests can start it on port 0 with their own store and simulator.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { ProxyError, errorBody, isProxyError } from '../core/errors.js';
 import { listModels } from '../config/routes.js';
 import type { Config } from '../config/types.js';
@@ -57,7 +57,7 @@ export function buildApp(given: AppDeps): FastifyInstance {
   // fastify's own two lines per request are off: the pipeline writes one with what it knows.
   const app = deps.logger === undefined
     ? Fastify({ logger: false, bodyLimit: deps.config.bodyLimit })
-    : Fastify({ loggerInstance: deps.logger, disableRequestLogging: true, bodyLimit: deps.config.bodyLimit });
+    : Fastify({ loggerInstance: deps.logger, logController: new LogController({ disableRequestLogging: true }), bodyLimit: deps.config.bodyLimit });
 
   // Parse JSON ourselves: one parse, and an OpenAI-shaped 400 naming what was wrong. Only JSON:
   // any other type is a 415 (src/proxy/request-guard.ts says why).
