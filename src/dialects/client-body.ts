@@ -1,11 +1,13 @@
 /**
  * What every inbound wire checks of a client's body the same way: that it is a JSON object, that it
- * nests no deeper than the proxy reads (docs/decisions.md, A nesting limit for client JSON), and
- * zod's first issue as a 400 naming the field (`messages[2].content[0].tool_use_id`).
+ * nests no deeper than the proxy reads (docs/decisions.md, A nesting limit for client JSON), that
+ * its numbers are finite, and zod's first issue as a 400 naming the field
+ * (`messages[2].content[0].tool_use_id`).
  */
 import type { z } from 'zod';
 import { ProxyError } from '../core/errors.js';
 import { formatPath, MAX_JSON_DEPTH, pathDeeperThan, valueDepth } from '../core/json-depth.js';
+import { hasNonFinite, nonFinitePath } from '../core/json-numbers.js';
 
 /** A param names at most this many steps from the top: deeper steps say nothing more useful. */
 const PARAM_STEPS = 4;
@@ -24,6 +26,17 @@ export function checkBodyDepth(raw: object): void {
   if (valueDepth(raw, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH) return;
   const param = formatPath(pathDeeperThan(raw, MAX_JSON_DEPTH)!.slice(0, PARAM_STEPS));
   throw new ProxyError('json_too_deep', { param, limit: MAX_JSON_DEPTH }, { param });
+}
+
+/**
+ * A number literal past the double range (`1e400`) parses as Infinity, anywhere a field takes any
+ * JSON (tool schemas, `tool_choice`, a `tool_use` input, fields passed on as sent): the log, the
+ * digest and the upstream body could not carry it, so it is the client's 400, not the proxy's 500.
+ */
+export function checkBodyNumbers(raw: object): void {
+  if (!hasNonFinite(raw)) return;
+  const param = formatPath(nonFinitePath(raw)!);
+  throw new ProxyError('invalid_request', { detail: `Invalid value for '${param}': a number beyond the range of a double (it reads as Infinity).` }, { param });
 }
 
 /** A zod issue as the 400 a client reads: the field's path in the body, and what was wrong with it. */

@@ -5,6 +5,7 @@
  * Pure: no I/O, no clock.
  */
 import { canonicalJson, sha256Hex } from '../core/canonical.js';
+import { hasNonFinite } from '../core/json-numbers.js';
 import type { ContentPart, NeutralMessage, ToolSpec } from '../core/types.js';
 
 /** The canonical text of one message as the client holds it. */
@@ -46,12 +47,15 @@ function contentText(content: string | ContentPart[]): string {
   return content.map((part) => (part.type === 'text' ? part.text : `[image:${part.sha256}]`)).join('');
 }
 
+/** Arguments as JSON when they parse to a value canonical JSON can hold (`1e400` reads as Infinity); else the text. */
 function canonicalArguments(args: string): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(args) as unknown;
+    value = JSON.parse(args) as unknown;
   } catch {
     return args;
   }
+  return hasNonFinite(value) ? args : value;
 }
 
 /** h0: the system prompt and the tool set, sorted by name, in canonical form. */

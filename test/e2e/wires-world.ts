@@ -32,6 +32,8 @@ export interface WiresWorldOptions {
   sim?: SimOptions;
   /** `[models.*]` tables (and anything else) appended to the config. */
   models: string;
+  /** `body_limit` in bytes. */
+  bodyLimit?: number;
 }
 
 export async function startWiresWorld(opts: WiresWorldOptions): Promise<WiresWorld> {
@@ -41,6 +43,7 @@ export async function startWiresWorld(opts: WiresWorldOptions): Promise<WiresWor
   const toml = `
 listen = "127.0.0.1:0"
 data_dir = ${JSON.stringify(join(dir, 'data'))}
+${opts.bodyLimit === undefined ? '' : `body_limit = ${opts.bodyLimit}`}
 
 [providers.an]
 preset = "anthropic"

@@ -41,6 +41,17 @@ describe('canonicalMessage', () => {
     expect(canonicalMessage(a)).toBe(canonicalMessage({ ...a }));
   });
 
+  it('keeps arguments holding a number past the double range (1e400 parses as Infinity) as text, not a 500', () => {
+    const a: NeutralMessage = { role: 'assistant', content: null, tool_calls: [call('c1', '{"n":1e400}')] };
+    const b: NeutralMessage = { role: 'assistant', content: null, tool_calls: [call('c1', '{"n": 1e400}')] };
+    const c: NeutralMessage = { role: 'assistant', content: null, tool_calls: [call('c1', '-1e400')] };
+    expect(canonicalMessage(a)).toContain(JSON.stringify('{"n":1e400}'));
+    // Text, so layout counts here, as it does for arguments that are not JSON.
+    expect(canonicalMessage(a)).not.toBe(canonicalMessage(b));
+    expect(canonicalMessage(c)).toContain('"-1e400"');
+    expect(replyFingerprint(a)).toMatch(/^[0-9a-f]{64}$/);
+  });
+
   it('tells roles, texts, tool call ids and tool_call_id apart', () => {
     const msgs: NeutralMessage[] = [
       { role: 'user', content: 'x' },

@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { ProxyError } from '../../core/errors.js';
-import { checkBodyDepth, issueError, requireObject } from '../client-body.js';
+import { checkBodyDepth, checkBodyNumbers, issueError, requireObject } from '../client-body.js';
 
 /** `cache_control` is read and dropped: the proxy places its own breakpoints (docs/inbound.md). */
 const cacheControl = z.object({ type: z.literal('ephemeral'), ttl: z.enum(['5m', '1h']).optional() }).loose().nullable().optional();
@@ -120,6 +120,7 @@ export interface ParsedMessages {
 export function parseMessagesRequest(raw: unknown, opts: { count?: boolean } = {}): ParsedMessages {
   requireObject(raw);
   checkBodyDepth(raw);
+  checkBodyNumbers(raw);
   const top = (opts.count === true ? countRequest : messagesRequest).safeParse(raw);
   if (!top.success) throw issueError(top.error.issues[0]!);
   const messages = top.data.messages.map((m, i) => parseMessage(m, i));

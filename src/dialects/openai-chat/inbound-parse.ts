@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { ProxyError } from '../../core/errors.js';
 import { MAX_JSON_DEPTH, textDepth } from '../../core/json-depth.js';
-import { checkBodyDepth, issueError, requireObject } from '../client-body.js';
+import { checkBodyDepth, checkBodyNumbers, issueError, requireObject } from '../client-body.js';
 import { isWellFormedMessage } from './inbound-shape.js';
 
 const text = z.string();
@@ -96,6 +96,7 @@ export interface ParsedChat {
 export function parseChatRequest(raw: unknown): ParsedChat {
   requireObject(raw);
   checkBodyDepth(raw);
+  checkBodyNumbers(raw);
   const top = chatRequest.safeParse(raw);
   if (!top.success) throw issueError(top.error.issues[0]!);
   const messages = top.data.messages.map((m, i) => parseMessage(m, i));

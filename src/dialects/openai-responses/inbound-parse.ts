@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { ProxyError } from '../../core/errors.js';
 import { MAX_JSON_DEPTH, textDepth } from '../../core/json-depth.js';
-import { checkBodyDepth, issueError, requireObject } from '../client-body.js';
+import { checkBodyDepth, checkBodyNumbers, issueError, requireObject } from '../client-body.js';
 
 const text = z.string();
 const inputText = z.object({ type: z.literal('input_text'), text }).loose();
@@ -91,6 +91,7 @@ const UNSUPPORTED = ['conversation', 'prompt'] as const;
 export function parseResponsesRequest(raw: unknown): ParsedResponses {
   requireObject(raw);
   checkBodyDepth(raw);
+  checkBodyNumbers(raw);
   const top = responsesRequest.safeParse(raw);
   if (!top.success) throw issueError(top.error.issues[0]!);
   const body = top.data;
