@@ -9,7 +9,8 @@ import { ConfigError, keyPath, type ConfigProblem } from './format-issues.js';
 import { describeConfig } from './describe.js';
 import { presetOf } from './presets.js';
 import type { ConfigFile, ModelEntry, ProviderEntry } from './schema.js';
-import { computeSizes, DEFAULT_CONTEXT, DEFAULT_OUTPUT_RESERVE, DEFAULT_PROTECTED_ENTRIES } from './window-sizes.js';
+import { providerRouteFigures, sizeRoute } from './provider-routes.js';
+import { computeSizes, DEFAULT_PROTECTED_ENTRIES, fallbackContext } from './window-sizes.js';
 import { Secret, type AuthConfig, type ClientKey, type Config, type ModelConfig, type ProviderConfig, type SessionsConfig, type WindowDefaults } from './types.js';
 
 export type Env = Record<string, string | undefined>;
@@ -32,6 +33,8 @@ export interface BuildContext {
   cwd: string;
   env: Env;
   overrides: Overrides;
+  /** The catalogue's prices are those in force at this time (the time the config loads). */
+  now: Date;
 }
 
 export const DEFAULT_LISTEN = '127.0.0.1:8787';
@@ -65,20 +68,20 @@ export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
   }
 
   const window: WindowDefaults = {
-    context: file.window?.context ?? DEFAULT_CONTEXT,
-    output_reserve: file.window?.output_reserve ?? DEFAULT_OUTPUT_RESERVE,
+    context: file.window?.context,
+    output_reserve: file.window?.output_reserve,
     high_water: file.window?.high_water,
     low_water: file.window?.low_water,
     max_result_tokens: file.window?.max_result_tokens,
     protected_entries: file.window?.protected_entries ?? DEFAULT_PROTECTED_ENTRIES,
   };
-  const defaults = computeSizes({}, window);
+  const defaults = computeSizes({}, window, fallbackContext(window));
   if (!defaults.ok) problems.push(...defaults.problems);
   const volatileLines = buildVolatileLines(file.window?.volatile_lines, problems);
 
   const models: Record<string, ModelConfig> = {};
   for (const [name, entry] of Object.entries(file.models ?? {})) {
-    const model = buildModel(name, entry, providers, entries, window, problems);
+    const model = buildModel(name, entry, providers, entries, window, ctx.now, problems);
     if (model !== undefined) models[name] = model;
   }
 
@@ -115,6 +118,7 @@ export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
     window,
     volatileLines,
     defaultSizes: defaults.sizes,
+    providerRoutes: providerRouteFigures(providers, window, defaults.sizes, ctx.now),
     sessions,
     warnings,
     describe() {
@@ -194,6 +198,7 @@ function buildModel(
   providers: Record<string, ProviderConfig>,
   entries: Record<string, ProviderEntry>,
   window: WindowDefaults,
+  now: Date,
   problems: ConfigProblem[],
 ): ModelConfig | undefined {
   const at = keyPath(['models', name]);
@@ -202,9 +207,15 @@ function buildModel(
     problems.push({ key: `${at}.provider`, detail: `unknown provider ${JSON.stringify(entry.provider)}; configured: ${Object.keys(entries).join(', ')}` });
     return undefined;
   }
-  const sized = computeSizes(entry, window, at);
+  const { figures, sizes: sized } = sizeRoute(providerEntry.preset, entry.model, entry, window, now, at);
   if (!sized.ok) {
     problems.push(...sized.problems);
+    return undefined;
+  }
+  if (entry.price !== undefined && figures.price === undefined) {
+    // Part of a price was given: the rest must come from the catalogue, or the route's cost is unknown by mistake.
+    const missing = (['input', 'output'] as const).filter((k) => figures.prices[k] === undefined);
+    problems.push({ key: `${at}.price.${missing[0]}`, detail: `missing; the catalogue has no ${missing.join(' or ')} price for ${JSON.stringify(entry.model)}` });
     return undefined;
   }
   if (providers[entry.provider] === undefined) return undefined; // its own problem is reported already
@@ -225,7 +236,7 @@ function buildModel(
     reasoningOut: entry.reasoning ?? preset.reasoningOut,
     system: entry.system ?? 'follow',
     clientDrops: entry.client_drops ?? 'follow',
-    price: entry.price,
+    figures,
     keepReasoning: entry.keep_reasoning ?? false,
     thinking: entry.thinking,
     keepAlive: entry.keep_alive,

@@ -7,15 +7,18 @@
 import { ProxyError } from '../core/errors.js';
 import { NEW_SESSION_WINDOW_VERSION, type Recipe } from '../core/events.js';
 import type { DialectRoute } from '../core/route.js';
+import type { RouteFigures } from '../pricing/figures.js';
+import type { Price } from '../pricing/price.js';
 import { presetOf, type CacheControlMode, type CacheKeyMode, type PresetName } from './presets.js';
-import type { Config, ModelConfig, Price, ProviderConfig, Timeouts } from './types.js';
+import type { Config, ModelConfig, ProviderConfig, Timeouts } from './types.js';
 
 export interface Route {
   /** The recipe's route: the `[models]` name, or `provider/model` as the client asked. */
   name: string;
   /**
-   * The `model` label of metrics: the `[models]` name, or `provider/*` for a model the config does
-   * not name, so label values stay bounded by the config whatever clients ask for.
+   * The `model` label of metrics: the `[models]` name; for a model the config does not name,
+   * `provider/<catalogue id>` when the catalogue knows it, else `provider/*`: label values stay
+   * bounded by the config and the catalogue whatever clients ask for.
    */
   label: string;
   provider: string;
@@ -31,6 +34,9 @@ export interface Route {
   affinityHeaders: readonly string[];
   codexHeaders: boolean;
   timeouts: Timeouts;
+  /** Context and prices with their sources (`proxy models`). */
+  figures: RouteFigures;
+  /** `figures.price`: absent when input or output is unknown. */
   price?: Price;
   keepReasoning: boolean;
   thinking?: 'enabled' | 'disabled' | 'adaptive';
@@ -50,11 +56,14 @@ export function resolveRoute(config: Config, requestedModel: string): Route {
     if (Object.hasOwn(config.providers, providerName)) {
       const provider = providerOf(config, providerName);
       const preset = presetOf(provider.preset);
+      const model = requestedModel.slice(slash + 1);
+      const { figures, sizes } = config.providerRoutes.get(providerName, model);
       const route = makeRoute(requestedModel, provider, {
         name: requestedModel,
         provider: providerName,
-        model: requestedModel.slice(slash + 1),
-        sizes: config.defaultSizes,
+        model,
+        sizes,
+        figures,
         cacheKey: preset.cacheKey,
         cacheControl: preset.cacheControl,
         reasoningOut: preset.reasoningOut,
@@ -62,7 +71,7 @@ export function resolveRoute(config: Config, requestedModel: string): Route {
         clientDrops: 'follow',
         keepReasoning: false,
       }, config.volatileLines);
-      return { ...route, label: `${providerName}/*` };
+      return { ...route, label: `${providerName}/${figures.catalogue?.model ?? '*'}` };
     }
   }
   throw new ProxyError('model_not_found', { model: requestedModel, known: knownModels(config).join(', ') }, { param: 'model' });
@@ -150,12 +159,13 @@ function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig, v
     affinityHeaders: preset.affinityHeaders,
     codexHeaders: provider.codexHeaders,
     timeouts: provider.timeouts,
+    figures: model.figures,
     keepReasoning: model.keepReasoning,
     recipe,
     volatileLines: volatile.patterns,
   };
   if (provider.apiKey !== undefined) route.apiKey = provider.apiKey.reveal();
-  if (model.price !== undefined) route.price = model.price;
+  if (model.figures.price !== undefined) route.price = model.figures.price;
   if (model.thinking !== undefined) route.thinking = model.thinking;
   return route;
 }

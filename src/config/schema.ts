@@ -79,12 +79,13 @@ export const providerSchema = table({
   codex_headers: bool().optional(),
 });
 
+/** Each price overrides the catalogue's; together they must name input and output (build.ts). */
 export const priceSchema = table({
-  input: nonNegativeNumber(),
-  cache_read: nonNegativeNumber(),
-  cache_write: nonNegativeNumber(),
+  input: nonNegativeNumber().optional(),
+  cache_read: nonNegativeNumber().optional(),
+  cache_write: nonNegativeNumber().optional(),
   cache_write_1h: nonNegativeNumber().optional(),
-  output: nonNegativeNumber(),
+  output: nonNegativeNumber().optional(),
 });
 
 export const modelSchema = table({

@@ -4,6 +4,8 @@
  * config is printed (JSON, util.inspect, template strings).
  */
 import type { ReasoningOut } from '../core/route.js';
+import type { RouteFigures } from '../pricing/figures.js';
+import type { Price } from '../pricing/price.js';
 import type { CacheControlMode, CacheKeyMode, PresetName } from './presets.js';
 
 const REDACTED = '[redacted]';
@@ -39,15 +41,7 @@ export interface Timeouts {
   body_ms: number;
 }
 
-export interface Price {
-  /** USD per million tokens. */
-  input: number;
-  cache_read: number;
-  cache_write: number;
-  /** Writes with a one-hour TTL; absent: `cache_write`. */
-  cache_write_1h?: number;
-  output: number;
-}
+export type { Price };
 
 export interface ProviderConfig {
   name: string;
@@ -88,17 +82,22 @@ export interface ModelConfig {
   reasoningOut: ReasoningOut;
   system: 'follow' | 'append';
   clientDrops: 'follow' | 'absorb';
-  price?: Price;
+  /** Context and prices, each from the entry, the catalogue, `[window]` or the default. */
+  figures: RouteFigures;
   keepReasoning: boolean;
   thinking?: 'enabled' | 'disabled' | 'adaptive';
   /** Ollama's keep_alive; absent: the dialect's default. */
   keepAlive?: string | number;
 }
 
-/** The `[window]` table with defaults applied; unset water marks follow each route's context. */
+/**
+ * The `[window]` table with defaults applied; unset water marks follow each route's context, and
+ * an unset context is the catalogue's for the route's model, else the default.
+ */
 export interface WindowDefaults {
-  context: number;
-  output_reserve: number;
+  context?: number;
+  /** Unset: the default (8192); the catalogue gives no output limit. */
+  output_reserve?: number;
   high_water?: number;
   low_water?: number;
   max_result_tokens?: number;
@@ -144,13 +143,20 @@ export interface Config {
   window: WindowDefaults;
   /** `[window] volatile_lines`: system-prompt lines kept out of the log (window/volatile-lines.ts). */
   volatileLines: { sources: string[]; patterns: RegExp[] };
-  /** Sizes of a `provider/model` route that no `[models]` entry names. */
+  /** Sizes of a `provider/model` route that no `[models]` entry names and the catalogue does not size. */
   defaultSizes: WindowSizes;
+  /** Figures and sizes of a `provider/model` route, resolved once per model (config/provider-routes.ts). */
+  providerRoutes: ProviderRouteFigures;
   sessions: SessionsConfig;
   /** Things worth saying at startup (a key written in the file, ...); never a credential. */
   warnings: string[];
   /** Startup banner: providers, models, which have a key. Never prints a credential. */
   describe(): string;
+}
+
+export interface ProviderRouteFigures {
+  /** `provider` is a configured provider's name; `model` the upstream model id. */
+  get(provider: string, model: string): { figures: RouteFigures; sizes: WindowSizes };
 }
 
 /** A proxy key a client presents: only its SHA-256 is kept. */

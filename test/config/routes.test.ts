@@ -41,13 +41,24 @@ describe('resolveRoute', () => {
     });
   });
 
-  it('resolves provider/model with slashes in the model, under the [window] defaults', () => {
+  it('resolves provider/model with slashes in the model, sized and priced by the catalogue', () => {
     const route = resolveRoute(config, 'openrouter/anthropic/claude-sonnet-4.6');
     expect(route.name).toBe('openrouter/anthropic/claude-sonnet-4.6');
+    expect(route.label).toBe('openrouter/anthropic/claude-sonnet-4.6');
     expect(route.dialect.model).toBe('anthropic/claude-sonnet-4.6');
     expect(route.cacheControl).toBe('off');
+    expect(route.price).toEqual({ input: 3, cache_read: 0.3, cache_write: 3.75, output: 15 });
+    // The catalogue's context; [window]'s output reserve; the water marks follow.
+    expect(route.recipe).toMatchObject({ context: 1_000_000, output_reserve: 4000, high_water: 796_800, low_water: 498_000, system: 'follow', client_drops: 'follow' });
+  });
+
+  it('resolves provider/model the catalogue does not know under the [window] defaults, without prices', () => {
+    const route = resolveRoute(config, 'openrouter/nobody/unheard-of-7b');
+    expect(route.label).toBe('openrouter/*');
     expect(route.price).toBeUndefined();
-    expect(route.recipe).toMatchObject({ route: 'openrouter/anthropic/claude-sonnet-4.6', context: 64000, output_reserve: 4000, high_water: 48000, low_water: 30000, system: 'follow', client_drops: 'follow' });
+    expect(route.figures).toMatchObject({ context: { value: 64000, from: 'window' }, prices: {} });
+    expect(route.figures.catalogue).toBeUndefined();
+    expect(route.recipe).toMatchObject({ route: 'openrouter/nobody/unheard-of-7b', context: 64000, output_reserve: 4000, high_water: 48000, low_water: 30000 });
   });
 
   it('lets a [models] name win over a provider/model reading of the same text', () => {
