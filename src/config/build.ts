@@ -11,7 +11,7 @@ import { presetOf } from './presets.js';
 import type { ConfigFile, ModelEntry, ProviderEntry } from './schema.js';
 import { providerRouteFigures, sizeRoute } from './provider-routes.js';
 import { computeSizes, DEFAULT_PROTECTED_ENTRIES, fallbackContext } from './window-sizes.js';
-import { Secret, type AuthConfig, type ClientKey, type Config, type ModelConfig, type ProviderConfig, type SessionsConfig, type WindowDefaults } from './types.js';
+import { Secret, type AuthConfig, type ClientKey, type Config, type ModelConfig, type ProviderConfig, type SessionsConfig, type TracingConfig, type WindowDefaults } from './types.js';
 
 export type Env = Record<string, string | undefined>;
 
@@ -120,10 +120,22 @@ export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
     defaultSizes: defaults.sizes,
     providerRoutes: providerRouteFigures(providers, window, defaults.sizes, ctx.now),
     sessions,
+    ...(file.tracing === undefined ? {} : { tracing: buildTracing(file.tracing) }),
     warnings,
     describe() {
       return describeConfig(this);
     },
+  };
+}
+
+/** The endpoint may be the collector's base (`http://host:4318`) or its traces URL. */
+function buildTracing(entry: NonNullable<ConfigFile['tracing']>): TracingConfig {
+  const base = entry.endpoint.replace(/\/+$/, '');
+  return {
+    endpoint: base.endsWith('/v1/traces') ? base : `${base}/v1/traces`,
+    serviceName: entry.service_name ?? 'prefix-proxy',
+    sampleRatio: entry.sample_ratio ?? 1,
+    captureContent: entry.capture_content ?? false,
   };
 }
 

@@ -42,6 +42,8 @@ export interface Preset {
    * preset's models get; absent: a server that runs any model (Ollama, vLLM), which config sizes.
    */
   catalogue?: string;
+  /** The GenAI semantic conventions' `gen_ai.provider.name` where it is not the preset's name. */
+  genAi?: string;
 }
 
 const chat = {
@@ -93,7 +95,7 @@ export const PRESETS = {
   // chat completions route by the x-grok-conv-id header (prompt_cache_key is documented for Responses).
   xai: {
     ...chat, baseUrl: 'https://api.x.ai/v1', apiKeyEnv: 'XAI_API_KEY',
-    reasoningOut: 'reasoning_content', affinityHeaders: ['x-grok-conv-id'], cacheKey: 'header', catalogue: 'x-ai',
+    reasoningOut: 'reasoning_content', affinityHeaders: ['x-grok-conv-id'], cacheKey: 'header', catalogue: 'x-ai', genAi: 'x_ai',
   },
   // Fireworks serves DeepSeek/Qwen-style reasoning as reasoning_content; the cache is per replica,
   // routed by x-session-affinity, and prompt_cache_key is read too.
@@ -123,7 +125,7 @@ export const PRESETS = {
   // (thought signatures go back through the dialect), no body key.
   'gemini-openai': {
     ...chat, baseUrl: 'https://generativelanguage.googleapis.com/v1beta/openai', apiKeyEnv: 'GEMINI_API_KEY',
-    reasoningOut: 'none', cacheKey: 'header', catalogue: 'google',
+    reasoningOut: 'none', cacheKey: 'header', catalogue: 'google', genAi: 'gcp.gemini',
   },
   // An unknown compatible server: reasoning_content, the field DeepSeek, SGLang and Qwen's chat
   // templates read; the key as prompt_cache_key and both common affinity headers, which a server
@@ -152,7 +154,7 @@ export const PRESETS = {
   // prompt_cache_key, and Codex's session headers for a ChatGPT-plan credential (codex_headers).
   'openai-responses': {
     ...chat, wire: 'openai-responses', baseUrl: 'https://api.openai.com/v1', apiKeyEnv: 'OPENAI_API_KEY',
-    fromEnv: false, reasoningOut: 'none', catalogue: 'openai',
+    fromEnv: false, reasoningOut: 'none', catalogue: 'openai', genAi: 'openai',
   },
 } as const satisfies Record<string, Preset>;
 

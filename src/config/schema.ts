@@ -153,6 +153,12 @@ export const configSchema = table({
       models: z.array(text('a model name'), { error: 'expected a list of model names' }).optional(),
     }), { error: 'expected a list of keys' }).optional(),
   }).optional(),
+  tracing: table({
+    endpoint: url(),
+    service_name: text('a service name').optional(),
+    sample_ratio: z.number({ error: 'expected a number from 0 to 1' }).min(0, { error: 'expected a number from 0 to 1' }).max(1, { error: 'expected a number from 0 to 1' }).optional(),
+    capture_content: bool().optional(),
+  }).optional(),
   log: table({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'expected one of fatal, error, warn, info, debug, trace, silent' }).optional(),
   }).optional(),

@@ -104,6 +104,17 @@ export interface WindowDefaults {
   protected_entries: number;
 }
 
+/** `[tracing]`: present only when an endpoint is set (docs/observability.md, Traces). */
+export interface TracingConfig {
+  /** The collector's OTLP/HTTP traces URL (`.../v1/traces`). */
+  endpoint: string;
+  serviceName: string;
+  /** Share of new traces kept, 0 to 1; a client's sampled traceparent is followed. */
+  sampleRatio: number;
+  /** Prompts and replies (redacted as logged) as span attributes; off by default. */
+  captureContent: boolean;
+}
+
 export interface SessionsConfig {
   /** Header names (lower case) checked in order for an explicit session id. */
   idHeaders: string[];
@@ -148,6 +159,7 @@ export interface Config {
   /** Figures and sizes of a `provider/model` route, resolved once per model (config/provider-routes.ts). */
   providerRoutes: ProviderRouteFigures;
   sessions: SessionsConfig;
+  tracing?: TracingConfig;
   /** Things worth saying at startup (a key written in the file, ...); never a credential. */
   warnings: string[];
   /** Startup banner: providers, models, which have a key. Never prints a credential. */

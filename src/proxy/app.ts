@@ -21,6 +21,7 @@ import { writeLine } from './request-log.js';
 import { RetrySignals } from './retries.js';
 import { WireMemo } from './wire-memo.js';
 import type { Upstreams } from './upstream.js';
+import type { Tracing } from '../tracing/tracing.js';
 
 /** The inbound wire of each conversation endpoint, so that its errors are answered in that wire's shape. */
 const inboundOf = new Map<string, InboundDialect>(INBOUND_DIALECTS.flatMap((d) => d.paths.map((p) => [p, d] as const)));
@@ -43,6 +44,8 @@ export interface AppDeps {
   /** Client keys; made here from the config when not given. */
   auth?: ClientAuth;
   now: () => Date;
+  /** Spans of each request (`[tracing]`); none: no traces. */
+  tracing?: Tracing;
   /** Where the operator's lines go (pino); none: the app logs nothing. */
   logger?: FastifyBaseLogger;
 }

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { hintsFor, hintsRecord } from '../cache-hints/session-hints.js';
+import { presetOf } from '../config/presets.js';
 import { resolveRoute, type Route } from '../config/routes.js';
 import { ProxyError } from '../core/errors.js';
 import type { BreakCause, EventOf } from '../core/events.js';
@@ -29,6 +30,8 @@ import { addUsage, summaries, summaryOf } from './request-log.js';
 import { explicitSessionId } from './session-id.js';
 import { withoutVolatile } from '../window/volatile-lines.js';
 import { classifyTransportError, isAbort, type UpstreamResponse } from './upstream.js';
+import { contentAttributes, OPERATION, prefixAttributes, requestAttributes, usageAttributes } from '../tracing/gen-ai.js';
+import { NO_TRACE, type RequestTrace, type Stage } from '../tracing/request-trace.js';
 
 /**
  * The metric labels of each request once its route is known. Errors thrown before a stream starts
@@ -68,6 +71,9 @@ interface Call {
   callStarted?: number;
   raw?: ServerResponse;
   stream?: ClientStream;
+  trace: RequestTrace;
+  /** The upstream call's span, from send until the reply is read or fails. */
+  upstreamStage?: Stage;
 }
 
 /** An upstream failure already counted in proxy_upstream_errors_total. */
@@ -75,18 +81,39 @@ class CountedFailure {
   constructor(readonly error: unknown) {}
 }
 
+/** The request's span (docs/observability.md, Traces) around the stages; its end is the request's. */
 export async function handleRequest(inbound: InboundDialect, req: FastifyRequest, reply: FastifyReply, deps: AppDeps): Promise<void> {
+  const trace = deps.tracing?.begin(req.headers) ?? NO_TRACE;
+  try {
+    await handle(inbound, req, reply, deps, trace);
+    trace.end();
+  } catch (err) {
+    trace.end(err instanceof CountedFailure ? err.error : err);
+    throw err;
+  }
+}
+
+async function handle(inbound: InboundDialect, req: FastifyRequest, reply: FastifyReply, deps: AppDeps, trace: RequestTrace): Promise<void> {
   const started = performance.now();
   const a = admit(inbound, req, deps);
   routeLabels.set(req, a.labels);
+  trace.name(`${OPERATION} ${a.route.dialect.model}`);
+  trace.set(requestAttributes(presetOf(a.route.preset).genAi ?? a.route.preset, a.route.dialect.model, a.route.name, a.client.params.max_tokens));
   if (a.client.continues !== undefined) await continueFrom(a, deps);
   const summary = summaryOf(req);
   Object.assign(summary, { route: a.route.name, provider: a.route.provider, stream: a.client.stream });
-  const turn = await deps.sessions.begin(a.incoming);
+  const match = trace.stage('session.match');
+  const turn = await deps.sessions.begin(a.incoming).catch((err: unknown) => {
+    match.end(err);
+    throw err;
+  });
+  match.set({ 'prefix_proxy.session.id': turn.session.id, 'prefix_proxy.plan': turn.plan.kind });
+  match.end();
+  trace.set({ 'prefix_proxy.session.id': turn.session.id });
   summary.session = turn.session.id;
   const call: Call = {
     req, deps, a, turn, started, abort: new AbortController(), clientGone: false, previousPrompt: turn.session.previousPrompt,
-    origin: { provider: a.route.provider, model: a.route.dialect.model }, logged: false,
+    origin: { provider: a.route.provider, model: a.route.dialect.model }, logged: false, trace,
   };
   const onClose = () => {
     if (reply.raw.writableFinished) return;
@@ -100,7 +127,10 @@ export async function handleRequest(inbound: InboundDialect, req: FastifyRequest
     // A client that left while its request waited for the session's turn: its 'close' has passed.
     if (req.raw.socket.destroyed) onClose();
     if (turn.plan.kind === 'answered') return answerFromLog(call, reply, turn.plan.reply, turn.plan.req);
+    const stage = trace.stage('window.build');
     const built = build(call);
+    stage.set({ 'prefix_proxy.break_cause': built.cause, 'prefix_proxy.window.est_tokens': built.estTokens, 'prefix_proxy.window.trimmed': built.trimmed });
+    stage.end();
     const upstream = await send(call, built.encoded);
     if (upstream === undefined) return await logAborted(call, emptyReply(), undefined);
     if (upstream.status < 200 || upstream.status >= 300) return await relayError(call, reply, upstream);
@@ -185,7 +215,7 @@ function build(call: Call) {
   if (built.trimmed) deps.metrics.windowTrims.inc(a.labels);
   Object.assign(encoded.headers, a.forwarded);
   if (a.apiKey !== undefined) Object.assign(encoded.headers, a.dialect.authHeaders(a.apiKey));
-  return { encoded, digest: built.digest, cause };
+  return { encoded, digest: built.digest, cause, estTokens: built.estTokens, trimmed: built.trimmed };
 }
 
 /** The upstream call; undefined when the client left before it answered. */
@@ -194,6 +224,9 @@ async function send(call: Call, encoded: ReturnType<typeof build>['encoded']): P
   call.callStarted = performance.now();
   deps.metrics.duration.observe({ ...a.labels, phase: 'overhead' }, (call.callStarted - call.started) / 1000);
   summaryOf(call.req).overhead_ms = Math.round((call.callStarted - call.started) * 10) / 10;
+  call.upstreamStage = call.trace.stage('upstream', `${OPERATION} ${a.route.dialect.model}`);
+  call.upstreamStage.set({ 'server.address': a.route.dialect.baseUrl });
+  call.trace.inject(call.upstreamStage, encoded.headers);
   try {
     return await deps.upstreams.send(a.route.provider, a.route.dialect.baseUrl, encoded, a.route.timeouts, call.abort.signal);
   } catch (err) {
@@ -206,6 +239,7 @@ async function send(call: Call, encoded: ReturnType<typeof build>['encoded']): P
 async function relayError(call: Call, reply: FastifyReply, upstream: UpstreamResponse): Promise<void> {
   const { a, deps, turn } = call;
   const text = await upstream.body.text();
+  endUpstream(call, { code: `upstream_${upstream.status}` });
   turn.append({ type: 'llm.error', req: call.reqEvent!.seq, status: upstream.status, body: text.slice(0, 65536) });
   call.logged = true;
   await turn.session.log.sync();
@@ -246,7 +280,10 @@ async function relay(call: Call, reply: FastifyReply, upstream: UpstreamResponse
   };
   try {
     for await (const chunk of upstream.body) {
-      firstByte ??= performance.now();
+      if (firstByte === undefined) {
+        firstByte = performance.now();
+        call.upstreamStage?.event('first_chunk', { 'gen_ai.response.time_to_first_chunk': (firstByte - call.callStarted!) / 1000 });
+      }
       for (const ev of events.push(chunk as Uint8Array)) onDeltas(ev);
     }
     for (const ev of events.flush()) onDeltas(ev);
@@ -254,6 +291,8 @@ async function relay(call: Call, reply: FastifyReply, upstream: UpstreamResponse
     transportError = err;
   }
   const final = decoder.finish();
+  call.upstreamStage?.set(usageAttributes(final.usage, final.finish_reason));
+  endUpstream(call, transportError ?? streamError);
   if (firstByte !== undefined) deps.metrics.duration.observe({ ...a.labels, phase: 'ttft' }, (firstByte - call.callStarted!) / 1000);
   if (call.clientGone) return logAborted(call, final, firstByte);
   if (transportError !== undefined) throw upstreamFailure(call, classifyTransportError(transportError, a.route.provider, a.route.timeouts), 'stream');
@@ -281,7 +320,14 @@ async function recordAnswer(call: Call, final: NeutralReply, firstByte: number |
     ...(providerMiss ? { provider_miss: true as const } : {}),
   });
   call.logged = true;
-  await turn.session.log.sync();
+  const sync = call.trace.stage('log.sync');
+  await turn.session.log.sync().catch((err: unknown) => {
+    sync.end(err);
+    throw err;
+  });
+  sync.end();
+  call.trace.set({ ...usageAttributes(final.usage, final.finish_reason), ...prefixAttributes(cause, final.usage?.cached_tokens, call.previousPrompt) });
+  if (call.trace.captureContent) call.trace.set(contentAttributes(redactDeep(a.client.messages).value, redactDeep({ content: final.content, tool_calls: final.tool_calls }).value));
   recordReply(deps.metrics, a.labels, a.route, final, call.previousPrompt);
   recordCacheSaving(deps.metrics, a.labels, a.route, final.usage);
   deps.metrics.cacheBreaks.inc({ ...a.labels, cause: providerMiss ? 'provider_miss' : (cause ?? 'none') });
@@ -344,6 +390,7 @@ function upstreamFailure(call: Call, failure: unknown, fallback: string): Counte
  */
 async function fail(call: Call, thrown: unknown): Promise<void> {
   const err = thrown instanceof CountedFailure ? thrown.error : thrown;
+  endUpstream(call, err);
   if (call.reqEvent !== undefined && !call.logged) {
     try {
       call.turn.append({ type: 'llm.error', req: call.reqEvent.seq, error: err instanceof Error ? err.message : String(err) });
@@ -360,7 +407,14 @@ async function fail(call: Call, thrown: unknown): Promise<void> {
   if (!raw.writableEnded) raw.end(call.stream.error(proxyErr));
 }
 
+/** The upstream span ends once: when the reply is read, or at the failure that stopped it. */
+function endUpstream(call: Call, error?: unknown): void {
+  call.upstreamStage?.end(error);
+  call.upstreamStage = undefined;
+}
+
 async function logAborted(call: Call, partial: NeutralReply, firstByte: number | undefined): Promise<void> {
+  endUpstream(call);
   call.turn.append({ type: 'llm.resp', req: call.reqEvent!.seq, reply: partial, origin: call.origin, timings: timings(call.callStarted!, firstByte), aborted: true });
   call.logged = true;
   await call.turn.session.log.sync();

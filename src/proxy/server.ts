@@ -8,6 +8,7 @@ import { buildApp } from './app.js';
 import { checkExposure } from './client-auth.js';
 import { ImageStore } from './images.js';
 import { Upstreams } from './upstream.js';
+import { createTracing } from '../tracing/tracing.js';
 
 export interface RunningProxy {
   /** `http://host:port` (no `/v1`). */
@@ -31,7 +32,8 @@ export async function startProxy(config: Config, opts: { now?: () => Date; logge
   sessions.startSweeping();
   const upstreams = new Upstreams();
   const metrics = createMetrics();
-  const app = buildApp({ config, sessions, upstreams, images: new ImageStore(config.dataDir), metrics, now, ...(opts.logger === undefined ? {} : { logger: opts.logger }) });
+  const tracing = createTracing(config.tracing);
+  const app = buildApp({ config, sessions, upstreams, images: new ImageStore(config.dataDir), metrics, now, tracing, ...(opts.logger === undefined ? {} : { logger: opts.logger }) });
   await app.listen({ host: config.listen.host, port: config.listen.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
@@ -43,6 +45,7 @@ export async function startProxy(config: Config, opts: { now?: () => Date; logge
       await app.close();
       await upstreams.close();
       await sessions.close();
+      await tracing.shutdown();
     },
   };
 }
