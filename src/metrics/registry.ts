@@ -20,6 +20,8 @@ export interface Metrics {
   cost: Counter<'provider' | 'model' | 'kind'>;
   /** What cache reads saved against the input price (savings.ts); needs the route's prices. */
   costSaved: Counter<'provider' | 'model'>;
+  /** Each priced route's prices and their source (prices.ts). */
+  modelPrice: Gauge<'provider' | 'model' | 'kind' | 'source'>;
   activeSessions: Gauge;
   upstreamErrors: Counter<'provider' | 'model' | 'status'>;
   promptEvalSeconds: Histogram<'provider' | 'model'>;
@@ -52,6 +54,10 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
     }),
     cost: counter('proxy_cost_usd_total', 'Cost in USD at the configured prices (or as the provider reported it).', [...pm, 'kind']),
     costSaved: counter('proxy_cost_saved_usd_total', 'USD saved by cache reads at the configured prices: cached tokens x (input - cache_read price).', pm),
+    modelPrice: new Gauge({
+      name: 'proxy_model_price_usd_per_million', help: 'A route\'s price per million tokens by kind, and its source: config or catalogue.',
+      labelNames: [...pm, 'kind', 'source'], registers: [registry],
+    }),
     activeSessions: new Gauge({ name: 'proxy_active_sessions', help: 'Sessions held in memory.', registers: [registry] }),
     upstreamErrors: counter('proxy_upstream_errors_total', 'Upstream failures by status (or transport error code).', [...pm, 'status']),
     promptEvalSeconds: new Histogram({

@@ -19,6 +19,7 @@ import { replyDeltas } from '../dialects/reply-deltas.js';
 import { dialectFor } from '../dialects/registry.js';
 import { createEventDecoder } from '../dialects/stream-decoder.js';
 import type { ClientRequest, ClientStream, Dialect, InboundDialect, ReplyMeta, StreamDelta, UpstreamError } from '../dialects/types.js';
+import { recordPrices } from '../metrics/prices.js';
 import { recordCacheSaving } from '../metrics/savings.js';
 import { answerKey, type Incoming, type Turn } from '../session/manager.js';
 import { firstDifference } from '../window/index.js';
@@ -330,6 +331,7 @@ async function recordAnswer(call: Call, final: NeutralReply, firstByte: number |
   if (call.trace.captureContent) call.trace.set(contentAttributes(redactDeep(a.client.messages).value, redactDeep({ content: final.content, tool_calls: final.tool_calls }).value));
   recordReply(deps.metrics, a.labels, a.route, final, call.previousPrompt);
   recordCacheSaving(deps.metrics, a.labels, a.route, final.usage);
+  if (a.route.price !== undefined) recordPrices(deps.metrics, a.labels, a.route.figures.prices);
   deps.metrics.cacheBreaks.inc({ ...a.labels, cause: providerMiss ? 'provider_miss' : (cause ?? 'none') });
   deps.metrics.requests.inc({ ...a.labels, status: '200' });
   deps.metrics.duration.observe({ ...a.labels, phase: 'total' }, (performance.now() - call.started) / 1000);
