@@ -6,6 +6,8 @@ import { createMetrics, type Metrics } from '../metrics/registry.js';
 import { SessionManager } from '../session/manager.js';
 import { buildApp } from './app.js';
 import { checkExposure } from './client-auth.js';
+import { ClientLimits } from './client-limits.js';
+import { SpendLedger } from './spend-ledger.js';
 import { ImageStore } from './images.js';
 import { Upstreams } from './upstream.js';
 
@@ -31,7 +33,11 @@ export async function startProxy(config: Config, opts: { now?: () => Date; logge
   sessions.startSweeping();
   const upstreams = new Upstreams();
   const metrics = createMetrics();
-  const app = buildApp({ config, sessions, upstreams, images: new ImageStore(config.dataDir), metrics, now, ...(opts.logger === undefined ? {} : { logger: opts.logger }) });
+  // Spend survives a restart: the ledger is read back before the first request is admitted.
+  const clock = () => now().getTime();
+  const opened = config.auth.keys.length === 0 ? undefined : await SpendLedger.open(config.dataDir, { durable: config.sessions.durability === 'fsync', now: clock() });
+  const limits = new ClientLimits(config.auth.keys, opened?.entries ?? [], { now: clock, metrics, ...(opened === undefined ? {} : { ledger: opened.ledger }) });
+  const app = buildApp({ config, sessions, upstreams, images: new ImageStore(config.dataDir), metrics, limits, now, ...(opts.logger === undefined ? {} : { logger: opts.logger }) });
   await app.listen({ host: config.listen.host, port: config.listen.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
@@ -43,6 +49,7 @@ export async function startProxy(config: Config, opts: { now?: () => Date; logge
       await app.close();
       await upstreams.close();
       await sessions.close();
+      await opened?.ledger.close();
     },
   };
 }
