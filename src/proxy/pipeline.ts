@@ -29,6 +29,7 @@ import { redactDeep } from '../log/redact.js';
 import { addUsage, summaries, summaryOf } from './request-log.js';
 import { explicitSessionId } from './session-id.js';
 import { withoutVolatile } from '../window/volatile-lines.js';
+import { withoutRefused } from '../dialects/extra-fields.js';
 import { classifyTransportError, isAbort, type UpstreamResponse } from './upstream.js';
 
 /**
@@ -130,8 +131,10 @@ function admit(inbound: InboundDialect, req: FastifyRequest, deps: AppDeps): Adm
   // Lines that change every request (a per-request nonce) never reach the log, so never the prefix.
   const unredacted = withoutVolatile(parsed, route.volatileLines);
   // Parameters go into llm.req, which the log redacts: they go upstream as the log holds them,
-  // so that replay rebuilds the digest (a credential in `metadata` never leaves either).
-  const client = { ...unredacted, params: redactDeep(unredacted.params).value };
+  // so that replay rebuilds the digest (a credential in `metadata` never leaves either), less the
+  // fields the upstream refuses (named in the record).
+  const params = withoutRefused(redactDeep(unredacted.params).value, route.dialect.wire, route.refuses);
+  const client = { ...unredacted, params };
   const retry = deps.retries?.isRetry(req.headers) === true;
   const dialect = dialectFor(route.dialect.wire);
   return {
