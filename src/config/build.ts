@@ -265,7 +265,11 @@ function readAuth(file: ConfigFile, env: Env, overrides: Overrides, problems: Co
       }
       sha256 = createHash('sha256').update(value).digest('hex');
     }
-    keys.push({ name: k.name, sha256: sha256!, models: k.models });
+    const key: ClientKey = { name: k.name, sha256: sha256!, models: k.models, budgetPeriod: k.budget_period ?? 'month' };
+    if (k.budget_usd !== undefined) key.budgetUsd = k.budget_usd;
+    if (k.requests_per_minute !== undefined) key.requestsPerMinute = k.requests_per_minute;
+    if (keys.some((other) => other.name === k.name)) problems.push({ key: `${at}.name`, detail: `another key is named ${JSON.stringify(k.name)}: names keep budgets and metrics apart` });
+    keys.push(key);
   });
   return { keys, open: overrides.open === true || file.auth?.open === true };
 }

@@ -29,6 +29,8 @@ export interface Route {
   topLevelCacheControl: boolean;
   /** The preset's affinity headers (lower case), which carry the session key. */
   affinityHeaders: readonly string[];
+  /** Client fields the upstream refuses (the preset's list), left out of what passes through. */
+  refuses: readonly string[];
   codexHeaders: boolean;
   timeouts: Timeouts;
   price?: Price;
@@ -148,6 +150,7 @@ function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig, v
     cacheControl: model.cacheControl,
     topLevelCacheControl: model.cacheControlAt === undefined ? preset.topLevelCacheControl : model.cacheControlAt === 'top-level',
     affinityHeaders: preset.affinityHeaders,
+    refuses: preset.refuses,
     codexHeaders: provider.codexHeaders,
     timeouts: provider.timeouts,
     keepReasoning: model.keepReasoning,

@@ -150,6 +150,9 @@ export const configSchema = table({
       key_env: text('an environment variable name').optional(),
       sha256: text('a SHA-256 in hex').regex(/^[0-9a-fA-F]{64}$/, { error: 'expected 64 hex digits' }).optional(),
       models: z.array(text('a model name'), { error: 'expected a list of model names' }).optional(),
+      budget_usd: nonNegativeNumber().optional(),
+      budget_period: oneOf(['day', 'month', 'total']).optional(),
+      requests_per_minute: positiveInt().optional(),
     }), { error: 'expected a list of keys' }).optional(),
   }).optional(),
   log: table({

@@ -160,7 +160,15 @@ export interface ClientKey {
   sha256: string;
   /** Routes (config model names) it may use; undefined: every route. */
   models: string[] | undefined;
+  /** Spend allowed per `budgetPeriod`, USD at the routes' prices; undefined: no budget. */
+  budgetUsd?: number;
+  /** The budget's window, in UTC: the calendar day, the calendar month, or all time. */
+  budgetPeriod: BudgetPeriod;
+  /** Conversation requests admitted per minute (a token bucket holding a minute's worth); undefined: no limit. */
+  requestsPerMinute?: number;
 }
+
+export type BudgetPeriod = 'day' | 'month' | 'total';
 
 export interface AuthConfig {
   keys: ClientKey[];

@@ -22,12 +22,14 @@ import { recordCacheSaving } from '../metrics/savings.js';
 import { answerKey, type Incoming, type Turn } from '../session/manager.js';
 import { firstDifference } from '../window/index.js';
 import type { AppDeps } from './app.js';
+import type { ClientKey } from '../config/types.js';
 import { isProviderMiss, recordReply } from './record.js';
 import { forwardedHeaders } from './forwarded-headers.js';
 import { redactDeep } from '../log/redact.js';
 import { addUsage, summaries, summaryOf } from './request-log.js';
 import { explicitSessionId } from './session-id.js';
 import { withoutVolatile } from '../window/volatile-lines.js';
+import { withoutRefused } from '../dialects/extra-fields.js';
 import { classifyTransportError, isAbort, type UpstreamResponse } from './upstream.js';
 
 /**
@@ -45,6 +47,8 @@ interface Admitted {
   dialect: Dialect;
   labels: { provider: string; model: string };
   incoming: Incoming;
+  /** The client's key when keys are configured: its spend is charged. */
+  key: ClientKey | undefined;
   apiKey: string | undefined;
   /** The client's headers that the upstream's wire reads (`Dialect.clientHeaders`). */
   forwarded: Record<string, string>;
@@ -123,11 +127,14 @@ function admit(inbound: InboundDialect, req: FastifyRequest, deps: AppDeps): Adm
   const route = resolveRoute(deps.config, parsed.model);
   deps.auth?.allow(key, route.name);
   if (key !== undefined) summaryOf(req).client = key.name;
+  deps.limits?.admit(key);
   // Lines that change every request (a per-request nonce) never reach the log, so never the prefix.
   const unredacted = withoutVolatile(parsed, route.volatileLines);
   // Parameters go into llm.req, which the log redacts: they go upstream as the log holds them,
-  // so that replay rebuilds the digest (a credential in `metadata` never leaves either).
-  const client = { ...unredacted, params: redactDeep(unredacted.params).value };
+  // so that replay rebuilds the digest (a credential in `metadata` never leaves either), less the
+  // fields the upstream refuses (named in the record).
+  const params = withoutRefused(redactDeep(unredacted.params).value, route.dialect.wire, route.refuses);
+  const client = { ...unredacted, params };
   const retry = deps.retries?.isRetry(req.headers) === true;
   const dialect = dialectFor(route.dialect.wire);
   return {
@@ -136,6 +143,7 @@ function admit(inbound: InboundDialect, req: FastifyRequest, deps: AppDeps): Adm
     route,
     dialect,
     labels: { provider: route.provider, model: route.label },
+    key,
     // A client key is the proxy's own: it is never passed on to the upstream.
     apiKey: route.apiKey ?? (key === undefined ? presented : undefined),
     forwarded: forwardedHeaders(req.headers, dialect, route.dialect.headers),
@@ -282,6 +290,7 @@ async function recordAnswer(call: Call, final: NeutralReply, firstByte: number |
   });
   call.logged = true;
   await turn.session.log.sync();
+  await deps.limits?.charge(a.key, a.route, final.usage);
   recordReply(deps.metrics, a.labels, a.route, final, call.previousPrompt);
   recordCacheSaving(deps.metrics, a.labels, a.route, final.usage);
   deps.metrics.cacheBreaks.inc({ ...a.labels, cause: providerMiss ? 'provider_miss' : (cause ?? 'none') });
