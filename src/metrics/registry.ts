@@ -24,6 +24,7 @@ export interface Metrics {
   upstreamErrors: Counter<'provider' | 'model' | 'status'>;
   promptEvalSeconds: Histogram<'provider' | 'model'>;
   retriesAnswered: Counter<'provider' | 'model'>;
+  upstreamRetries: Counter<'provider' | 'model' | 'reason'>;
 }
 
 export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
@@ -58,6 +59,7 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       name: 'proxy_prompt_eval_seconds', help: 'Prompt evaluation time the upstream reported (Ollama).',
       labelNames: pm, buckets: [0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10, 30, 60], registers: [registry],
     }),
+    upstreamRetries: counter('proxy_upstream_retries_total', 'Upstream calls tried again (or on a fallback) after a failure before the first byte, by the failed deployment and why it failed.', [...pm, 'reason']),
     retriesAnswered: counter('proxy_retries_answered_total', 'Client retries of a request the log had answered, answered from the log without an upstream call.', pm),
   };
 }
