@@ -138,6 +138,8 @@ export async function createSim(opts: SimOptions = {}): Promise<Sim> {
     }
     if (plan.faults.resetMid) {
       record.error = 'reset';
+      // What was written goes out first: the client sees content, then the connection drop.
+      await new Promise<void>((resolve) => res.write('', () => resolve()));
       res.socket?.destroy();
       return;
     }
