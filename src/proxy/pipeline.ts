@@ -2,8 +2,9 @@
  * One request pipeline for every inbound wire, as named stages: admit (the inbound dialect reads
  * the body; route), locate (the session's turn), build (window, hints, encoding, `llm.req`), call
  * (the upstream, always streaming, so the first byte and a client that leaves are both seen;
- * retried and sent to fallbacks before that byte by attempts.ts, all within a deadline), relay (re-encoded in the client's wire as it comes), and record (the reply logged durably
- * before the answer ends). Every failure takes one path (`fail`), and the turn is released however
+ * tried again and on fallbacks before that byte, attempts.ts; all within a deadline), relay
+ * (re-encoded in the client's wire as it comes), and record (the reply logged durably before the
+ * answer ends). Every failure takes one path (`fail`), and the turn is released however
  * the request ends.
  */
 import { randomBytes } from 'node:crypto';
@@ -31,7 +32,7 @@ import { explicitSessionId } from './session-id.js';
 import { withoutVolatile } from '../window/volatile-lines.js';
 import { classifyTransportError, isAbort } from './upstream.js';
 import { UpstreamAttempts, type Answer } from './attempts.js';
-import type { Deployment } from '../config/routes.js';
+import { deploymentHeaders } from './deployment-headers.js';
 
 /** Upstream error bodies are read this far: enough for any provider's JSON error, bounded against a runaway page. */
 const MAX_ERROR_BYTES = 65_536;
@@ -219,7 +220,10 @@ async function send(call: Call, encoded: ReturnType<typeof build>['encoded']): P
   const attempts = new UpstreamAttempts(
     { deployments: a.route.deployments, retries: a.route.retries, backoff: { baseMs: upstream.retryBaseMs, maxDelayMs: upstream.retryMaxDelayMs }, maxErrorBytes: MAX_ERROR_BYTES },
     {
-      send: (d, signal) => deps.upstreams.send(d.provider, d.baseUrl, { ...encoded, headers: deploymentHeaders(call, encoded.headers, d) }, d.timeouts, signal),
+      send: (d, signal) => {
+        const headers = deploymentHeaders(encoded.headers, a.route.deployments[0]!, d, { first: a.apiKey, passThrough: a.passThroughKey }, a.dialect.authHeaders);
+        return deps.upstreams.send(d.provider, d.baseUrl, { ...encoded, headers }, d.timeouts, signal);
+      },
       onRetry: (reason, d) => deps.metrics.upstreamRetries.inc({ provider: d.provider, model: a.labels.model, reason }),
       random: Math.random,
       now: () => deps.now().getTime(),
@@ -236,23 +240,6 @@ async function send(call: Call, encoded: ReturnType<typeof build>['encoded']): P
     summary.attempts = attempts.attempts;
     if (attempts.deployment !== a.route.deployments[0]) summary.deployment = attempts.deployment.provider;
   }
-}
-
-/**
- * The request's headers for one deployment: the same bytes but for the deployment's own `headers`
- * table and key in place of the first one's (a fallback has the same preset, so the rest is the same).
- */
-function deploymentHeaders(call: Call, headers: Record<string, string>, d: Deployment): Record<string, string> {
-  const { a } = call;
-  const primary = a.route.deployments[0]!;
-  if (d === primary) return headers;
-  const out = { ...headers };
-  const primaryKey = a.apiKey === undefined ? {} : a.dialect.authHeaders(a.apiKey);
-  for (const name of [...Object.keys(primary.headers), ...Object.keys(primaryKey)]) delete out[name];
-  Object.assign(out, d.headers);
-  const key = d.apiKey ?? a.passThroughKey;
-  if (key !== undefined) Object.assign(out, a.dialect.authHeaders(key));
-  return out;
 }
 
 /** A transport failure as the client hears it: the deadline's own code when it was the deadline that cut it. */
