@@ -10,7 +10,7 @@ import { describeConfig } from './describe.js';
 import { presetOf } from './presets.js';
 import type { ConfigFile, ModelEntry, ProviderEntry } from './schema.js';
 import { computeSizes, DEFAULT_CONTEXT, DEFAULT_OUTPUT_RESERVE, DEFAULT_PROTECTED_ENTRIES } from './window-sizes.js';
-import { Secret, type AuthConfig, type ClientKey, type Config, type ModelConfig, type ProviderConfig, type SessionsConfig, type WindowDefaults } from './types.js';
+import { Secret, type AuthConfig, type ClientKey, type Config, type ModelConfig, type ProviderConfig, type SessionsConfig, type UpstreamSettings, type WindowDefaults } from './types.js';
 
 export type Env = Record<string, string | undefined>;
 
@@ -36,7 +36,9 @@ export interface BuildContext {
 
 export const DEFAULT_LISTEN = '127.0.0.1:8787';
 export const DEFAULT_BODY_LIMIT = 32 * 1024 * 1024;
-export const DEFAULT_TIMEOUTS = { connect_ms: 10_000, headers_ms: 300_000, body_ms: 300_000 } as const;
+export const DEFAULT_TIMEOUTS = { connect_ms: 10_000, headers_ms: 300_000, body_ms: 300_000, deadline_ms: 600_000 } as const;
+/** docs/faults.md: two retries, waits from 0.5 s doubling, never above 8 s. */
+export const DEFAULT_UPSTREAM: UpstreamSettings = { retries: 2, retryBaseMs: 500, retryMaxDelayMs: 8_000, maxReplyBytes: 64 * 1024 * 1024 };
 /** docs/architecture.md section 5.1, in order. `user` alone never names a session. */
 export const DEFAULT_ID_HEADERS = ['x-session-id', 'x-session-affinity', 'session_id', 'session-id', 'goose-session-id', 'x-claude-code-session-id'];
 export const DEFAULT_ID_BODY_FIELDS = ['session_id', 'prompt_cache_key'];
@@ -100,6 +102,12 @@ export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
     wireCacheMb: file.sessions?.wire_cache_mb ?? DEFAULT_WIRE_CACHE_MB,
     durability: file.sessions?.durability ?? 'fsync',
   };
+  const upstream: UpstreamSettings = {
+    retries: file.upstream?.retries ?? DEFAULT_UPSTREAM.retries,
+    retryBaseMs: file.upstream?.retry_base_ms ?? DEFAULT_UPSTREAM.retryBaseMs,
+    retryMaxDelayMs: file.upstream?.retry_max_delay_ms ?? DEFAULT_UPSTREAM.retryMaxDelayMs,
+    maxReplyBytes: file.upstream?.max_reply_bytes ?? DEFAULT_UPSTREAM.maxReplyBytes,
+  };
   return {
     file: ctx.fromFile ? ctx.file : undefined,
     listen,
@@ -116,6 +124,7 @@ export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
     volatileLines,
     defaultSizes: defaults.sizes,
     sessions,
+    upstream,
     warnings,
     describe() {
       return describeConfig(this);
@@ -214,6 +223,19 @@ function buildModel(
     problems.push({ key: `${at}.cache_control_at`, detail: `"breakpoints" needs a provider on the Anthropic Messages wire; ${providerEntry.preset} takes a top-level cache_control` });
     return undefined;
   }
+  const fallback = entry.fallback ?? [];
+  for (const [i, other] of fallback.entries()) {
+    const otherEntry = Object.hasOwn(entries, other) ? entries[other] : undefined;
+    // The same bytes go to a fallback: only a provider that reads them as the first one does.
+    const detail = otherEntry === undefined ? `unknown provider ${JSON.stringify(other)}; configured: ${Object.keys(entries).join(', ')}`
+      : other === entry.provider || fallback.indexOf(other) !== i ? `${JSON.stringify(other)} is already a deployment of this model`
+        : otherEntry.preset !== providerEntry.preset ? `${JSON.stringify(other)} has preset ${otherEntry.preset}; a fallback gets the same request bytes, so it needs the preset of ${JSON.stringify(entry.provider)} (${providerEntry.preset})`
+          : undefined;
+    if (detail !== undefined) {
+      problems.push({ key: `${at}.fallback[${i}]`, detail });
+      return undefined;
+    }
+  }
   return {
     name,
     provider: entry.provider,
@@ -229,6 +251,8 @@ function buildModel(
     keepReasoning: entry.keep_reasoning ?? false,
     thinking: entry.thinking,
     keepAlive: entry.keep_alive,
+    ...(entry.retries === undefined ? {} : { retries: entry.retries }),
+    fallback,
   };
 }
 

@@ -37,6 +37,17 @@ export interface Timeouts {
   connect_ms: number;
   headers_ms: number;
   body_ms: number;
+  deadline_ms: number;
+}
+
+/** `[upstream]`: what happens when a call fails (docs/faults.md). */
+export interface UpstreamSettings {
+  /** Retries of a call that failed before its first byte, per deployment. */
+  retries: number;
+  retryBaseMs: number;
+  retryMaxDelayMs: number;
+  /** A streamed reply longer than this (bytes on the wire) is cut off with an error. */
+  maxReplyBytes: number;
 }
 
 export interface Price {
@@ -93,6 +104,10 @@ export interface ModelConfig {
   thinking?: 'enabled' | 'disabled' | 'adaptive';
   /** Ollama's keep_alive; absent: the dialect's default. */
   keepAlive?: string | number;
+  /** Absent: `[upstream] retries`. */
+  retries?: number;
+  /** Providers of the same preset serving the same model id, tried in order after this one. */
+  fallback: string[];
 }
 
 /** The `[window]` table with defaults applied; unset water marks follow each route's context. */
@@ -147,6 +162,7 @@ export interface Config {
   /** Sizes of a `provider/model` route that no `[models]` entry names. */
   defaultSizes: WindowSizes;
   sessions: SessionsConfig;
+  upstream: UpstreamSettings;
   /** Things worth saying at startup (a key written in the file, ...); never a credential. */
   warnings: string[];
   /** Startup banner: providers, models, which have a key. Never prints a credential. */

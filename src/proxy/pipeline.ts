@@ -1,12 +1,14 @@
 /**
  * One request pipeline for every inbound wire, as named stages: admit (the inbound dialect reads
  * the body; route), locate (the session's turn), build (window, hints, encoding, `llm.req`), call
- * (the upstream, always streaming, so the first byte and a client that leaves are both seen),
- * relay (re-encoded in the client's wire as it comes), and record (the reply logged durably
- * before the answer ends). Every failure takes one path (`fail`), and the turn is released however
+ * (the upstream, always streaming, so the first byte and a client that leaves are both seen;
+ * tried again and on fallbacks before that byte, attempts.ts; all within a deadline), relay
+ * (re-encoded in the client's wire as it comes), and record (the reply logged durably before the
+ * answer ends). Every failure takes one path (`fail`), and the turn is released however
  * the request ends.
  */
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { hintsFor, hintsRecord } from '../cache-hints/session-hints.js';
@@ -30,7 +32,12 @@ import { addUsage, summaries, summaryOf } from './request-log.js';
 import { explicitSessionId } from './session-id.js';
 import { withoutVolatile } from '../window/volatile-lines.js';
 import { withoutRefused } from '../dialects/extra-fields.js';
-import { classifyTransportError, isAbort, type UpstreamResponse } from './upstream.js';
+import { classifyTransportError, isAbort } from './upstream.js';
+import { UpstreamAttempts, type Answer } from './attempts.js';
+import { deploymentHeaders } from './deployment-headers.js';
+
+/** Upstream error bodies are read this far: enough for any provider's JSON error, bounded against a runaway page. */
+const MAX_ERROR_BYTES = 65_536;
 
 /**
  * The metric labels of each request once its route is known. Errors thrown before a stream starts
@@ -50,6 +57,8 @@ interface Admitted {
   /** The client's key when keys are configured: its spend is charged. */
   key: ClientKey | undefined;
   apiKey: string | undefined;
+  /** The client's bearer, passed through to a deployment that has no key of its own. */
+  passThroughKey: string | undefined;
   /** The client's headers that the upstream's wire reads (`Dialect.clientHeaders`). */
   forwarded: Record<string, string>;
 }
@@ -63,6 +72,11 @@ interface Call {
   started: number;
   abort: AbortController;
   clientGone: boolean;
+  /** Aborts the upstream part when the route's `deadline_ms` has passed since it began. */
+  deadline: AbortController;
+  attempts?: UpstreamAttempts;
+  /** What a streamed client had received when the upstream failed after its first byte. */
+  partial?: NeutralReply;
   /** Prompt tokens of the session's previous reply, read before this one replaces it. */
   previousPrompt: number | undefined;
   origin: Origin;
@@ -89,7 +103,7 @@ export async function handleRequest(inbound: InboundDialect, req: FastifyRequest
   const turn = await deps.sessions.begin(a.incoming);
   summary.session = turn.session.id;
   const call: Call = {
-    req, deps, a, turn, started, abort: new AbortController(), clientGone: false, previousPrompt: turn.session.previousPrompt,
+    req, deps, a, turn, started, abort: new AbortController(), clientGone: false, deadline: new AbortController(), previousPrompt: turn.session.previousPrompt,
     origin: { provider: a.route.provider, model: a.route.dialect.model }, logged: false,
   };
   const onClose = () => {
@@ -100,20 +114,23 @@ export async function handleRequest(inbound: InboundDialect, req: FastifyRequest
     call.abort.abort();
   };
   reply.raw.on('close', onClose);
+  let deadlineTimer: NodeJS.Timeout | undefined;
   try {
     // A client that left while its request waited for the session's turn: its 'close' has passed.
     if (req.raw.socket.destroyed) onClose();
     if (turn.plan.kind === 'answered') return answerFromLog(call, reply, turn.plan.reply, turn.plan.req);
     const built = build(call);
-    const upstream = await send(call, built.encoded);
-    if (upstream === undefined) return await logAborted(call, emptyReply(), undefined);
-    if (upstream.status < 200 || upstream.status >= 300) return await relayError(call, reply, upstream);
-    await relay(call, reply, upstream, built.digest);
+    deadlineTimer = setTimeout(() => call.deadline.abort(), a.route.timeouts.deadline_ms);
+    const answer = await send(call, built.encoded);
+    if (answer === undefined) return await logAborted(call, emptyReply(), undefined);
+    if (answer.kind === 'status') return await relayError(call, reply, answer);
+    await relay(call, reply, answer, built.digest);
   } catch (err) {
     const thrown = err instanceof CountedFailure ? err.error : err;
     summary.error = thrown instanceof ProxyError ? thrown.code : 'internal_error';
     await fail(call, err);
   } finally {
+    clearTimeout(deadlineTimer);
     reply.raw.off('close', onClose);
     turn.release();
   }
@@ -146,6 +163,7 @@ function admit(inbound: InboundDialect, req: FastifyRequest, deps: AppDeps): Adm
     key,
     // A client key is the proxy's own: it is never passed on to the upstream.
     apiKey: route.apiKey ?? (key === undefined ? presented : undefined),
+    passThroughKey: key === undefined ? presented : undefined,
     forwarded: forwardedHeaders(req.headers, dialect, route.dialect.headers),
     incoming: {
       explicitId: explicitSessionId(req.headers, client.idFields, deps.config.sessions),
@@ -196,25 +214,64 @@ function build(call: Call) {
   return { encoded, digest: built.digest, cause };
 }
 
-/** The upstream call; undefined when the client left before it answered. */
-async function send(call: Call, encoded: ReturnType<typeof build>['encoded']): Promise<UpstreamResponse | undefined> {
+/**
+ * The upstream call, retried and sent to the route's fallbacks while no byte of the reply has come
+ * (attempts.ts); undefined when the client left before it answered.
+ */
+async function send(call: Call, encoded: ReturnType<typeof build>['encoded']): Promise<Answer | undefined> {
   const { a, deps } = call;
   call.callStarted = performance.now();
   deps.metrics.duration.observe({ ...a.labels, phase: 'overhead' }, (call.callStarted - call.started) / 1000);
-  summaryOf(call.req).overhead_ms = Math.round((call.callStarted - call.started) * 10) / 10;
+  const summary = summaryOf(call.req);
+  summary.overhead_ms = Math.round((call.callStarted - call.started) * 10) / 10;
+  const { upstream } = deps.config;
+  const attempts = new UpstreamAttempts(
+    { deployments: a.route.deployments, retries: a.route.retries, backoff: { baseMs: upstream.retryBaseMs, maxDelayMs: upstream.retryMaxDelayMs }, maxErrorBytes: MAX_ERROR_BYTES },
+    {
+      send: (d, signal) => {
+        const headers = deploymentHeaders(encoded.headers, a.route.deployments[0]!, d, { first: a.apiKey, passThrough: a.passThroughKey }, a.dialect.authHeaders);
+        return deps.upstreams.send(d.provider, d.baseUrl, { ...encoded, headers }, d.timeouts, signal);
+      },
+      onRetry: (reason, d) => deps.metrics.upstreamRetries.inc({ provider: d.provider, model: a.labels.model, reason }),
+      random: Math.random,
+      now: () => deps.now().getTime(),
+      sleep: (ms, signal) => sleep(ms, undefined, { signal }),
+    },
+  );
+  call.attempts = attempts;
   try {
-    return await deps.upstreams.send(a.route.provider, a.route.dialect.baseUrl, encoded, a.route.timeouts, call.abort.signal);
+    return await attempts.call(AbortSignal.any([call.abort.signal, call.deadline.signal]));
   } catch (err) {
     if (call.clientGone && isAbort(err)) return undefined;
-    throw upstreamFailure(call, classifyTransportError(err, a.route.provider, a.route.timeouts), 'transport');
+    throw upstreamFailure(call, transportFailure(call, err), 'transport');
+  } finally {
+    summary.attempts = attempts.attempts;
+    if (attempts.deployment !== a.route.deployments[0]) summary.deployment = attempts.deployment.provider;
   }
 }
 
+/** A transport failure as the client hears it: the deadline's own code when it was the deadline that cut it. */
+function transportFailure(call: Call, err: unknown): unknown {
+  const d = call.attempts?.deployment ?? call.a.route.deployments[0]!;
+  if (call.deadline.signal.aborted) return new ProxyError('upstream_deadline', { provider: d.provider, ms: call.a.route.timeouts.deadline_ms }, { cause: err });
+  return classifyTransportError(err, d.provider, d.timeouts);
+}
+
+/** What the log says of the attempts: their number when more than one, the deployment when a fallback's. */
+function attemptFields(call: Call): { attempts?: number; deployment?: string } {
+  const at = call.attempts;
+  if (at === undefined) return {};
+  return {
+    ...(at.attempts > 1 ? { attempts: at.attempts } : {}),
+    ...(at.deployment !== call.a.route.deployments[0] ? { deployment: at.deployment.provider } : {}),
+  };
+}
+
 /** A non-2xx upstream answer: logged, then passed on in the client's dialect with its retry headers. */
-async function relayError(call: Call, reply: FastifyReply, upstream: UpstreamResponse): Promise<void> {
+async function relayError(call: Call, reply: FastifyReply, upstream: Extract<Answer, { kind: 'status' }>): Promise<void> {
   const { a, deps, turn } = call;
-  const text = await upstream.body.text();
-  turn.append({ type: 'llm.error', req: call.reqEvent!.seq, status: upstream.status, body: text.slice(0, 65536) });
+  const text = upstream.text;
+  turn.append({ type: 'llm.error', req: call.reqEvent!.seq, status: upstream.status, body: text, ...attemptFields(call) });
   call.logged = true;
   await turn.session.log.sync();
   deps.metrics.upstreamErrors.inc({ ...a.labels, status: String(upstream.status) });
@@ -236,7 +293,7 @@ async function relayError(call: Call, reply: FastifyReply, upstream: UpstreamRes
 }
 
 /** Decode the upstream stream, re-encode it for the client as it comes, then record the reply. */
-async function relay(call: Call, reply: FastifyReply, upstream: UpstreamResponse, digest: string): Promise<void> {
+async function relay(call: Call, reply: FastifyReply, upstream: Extract<Answer, { kind: 'stream' }>, digest: string): Promise<void> {
   const { a, deps } = call;
   // The request's digest seeds the ids a dialect makes up (Ollama's calls have none): unique per
   // distinct request, the same for an identical retry.
@@ -246,6 +303,8 @@ async function relay(call: Call, reply: FastifyReply, upstream: UpstreamResponse
   let firstByte: number | undefined;
   let streamError: UpstreamError | undefined;
   let transportError: unknown;
+  let received = 0;
+  const limit = deps.config.upstream.maxReplyBytes;
   const onDeltas = (ev: Parameters<typeof decoder.onEvent>[0]) => {
     for (const delta of decoder.onEvent(ev)) {
       if (delta.type === 'error') streamError = delta.error;
@@ -255,20 +314,29 @@ async function relay(call: Call, reply: FastifyReply, upstream: UpstreamResponse
   try {
     for await (const chunk of upstream.body) {
       firstByte ??= performance.now();
-      for (const ev of events.push(chunk as Uint8Array)) onDeltas(ev);
+      received += chunk.byteLength;
+      // Leaving the loop drops the connection: the rest is never read.
+      if (received > limit) break;
+      for (const ev of events.push(chunk)) onDeltas(ev);
     }
-    for (const ev of events.flush()) onDeltas(ev);
+    if (received <= limit) for (const ev of events.flush()) onDeltas(ev);
   } catch (err) {
     transportError = err;
   }
   const final = decoder.finish();
   if (firstByte !== undefined) deps.metrics.duration.observe({ ...a.labels, phase: 'ttft' }, (firstByte - call.callStarted!) / 1000);
   if (call.clientGone) return logAborted(call, final, firstByte);
-  if (transportError !== undefined) throw upstreamFailure(call, classifyTransportError(transportError, a.route.provider, a.route.timeouts), 'stream');
-  if (streamError !== undefined) throw upstreamFailure(call, new ProxyError('upstream_error', { status: 200, detail: streamError.message }), 'stream');
-  // A stream that ended without saying why was cut short: the client hears an error, never a finish.
-  if (final.finish_reason === null) {
-    throw upstreamFailure(call, new ProxyError('upstream_error', { status: 200, detail: 'the stream ended without a finish reason (cut short)' }), 'stream');
+  const provider = call.attempts!.deployment.provider;
+  const failure = transportError !== undefined ? transportFailure(call, transportError)
+    : received > limit ? new ProxyError('upstream_reply_too_large', { provider, limit })
+      : streamError?.code === 'upstream_bad_reply' ? new ProxyError('upstream_bad_reply', { provider, detail: streamError.message })
+        : streamError !== undefined ? new ProxyError('upstream_error', { status: 200, detail: streamError.message })
+          // A stream that ended without saying why was cut short: the client hears an error, never a finish.
+          : final.finish_reason === null ? new ProxyError('upstream_error', { status: 200, detail: 'the stream ended without a finish reason (cut short)' })
+            : undefined;
+  if (failure !== undefined) {
+    call.partial = final;
+    throw upstreamFailure(call, failure, 'stream');
   }
   await recordAnswer(call, final, firstByte);
   await out.end(final);
@@ -286,7 +354,7 @@ async function recordAnswer(call: Call, final: NeutralReply, firstByte: number |
   }
   turn.append({
     type: 'llm.resp', req: call.reqEvent!.seq, reply: final, origin: call.origin, timings: timings(call.callStarted!, firstByte),
-    ...(providerMiss ? { provider_miss: true as const } : {}),
+    ...(providerMiss ? { provider_miss: true as const } : {}), ...attemptFields(call),
   });
   call.logged = true;
   await turn.session.log.sync();
@@ -354,8 +422,10 @@ function upstreamFailure(call: Call, failure: unknown, fallback: string): Counte
 async function fail(call: Call, thrown: unknown): Promise<void> {
   const err = thrown instanceof CountedFailure ? thrown.error : thrown;
   if (call.reqEvent !== undefined && !call.logged) {
+    // A streamed client got part of a reply: the log says what, as a failure, never as a reply.
+    const partial = call.stream !== undefined && call.partial !== undefined && hasContent(call.partial) ? { partial: call.partial } : {};
     try {
-      call.turn.append({ type: 'llm.error', req: call.reqEvent.seq, error: err instanceof Error ? err.message : String(err) });
+      call.turn.append({ type: 'llm.error', req: call.reqEvent.seq, error: err instanceof Error ? err.message : String(err), ...attemptFields(call), ...partial });
       call.logged = true;
       await call.turn.session.log.sync();
     } catch {
@@ -378,6 +448,10 @@ async function logAborted(call: Call, partial: NeutralReply, firstByte: number |
 function timings(callStarted: number, firstByte: number | undefined) {
   const now = performance.now();
   return { ...(firstByte === undefined ? {} : { ttfb_ms: Math.round(firstByte - callStarted) }), total_ms: Math.round(now - callStarted) };
+}
+
+function hasContent(reply: NeutralReply): boolean {
+  return (reply.content ?? '') !== '' || (reply.thinking ?? '') !== '' || (reply.tool_calls?.length ?? 0) > 0;
 }
 
 function emptyReply(): NeutralReply {

@@ -99,7 +99,7 @@ describe('loadConfig', () => {
     expect(config.providers.c?.keySource).toMatch(/client's bearer is passed through/);
     expect(config.providers.d).toMatchObject({
       baseUrl: 'http://127.0.0.1:8000/v1',
-      timeouts: { connect_ms: 5, headers_ms: 300_000, body_ms: 300_000 },
+      timeouts: { connect_ms: 5, headers_ms: 300_000, body_ms: 300_000, deadline_ms: 600_000 },
       headers: { 'X-A': '1' },
       codexHeaders: true,
       keySource: 'none (the client\'s bearer is passed through)',

@@ -186,8 +186,9 @@ const STEPS: Step[] = [
   },
   { name: 'appending llm.req', at: 'existing', expect: 'error', next: 'same', logged: 'nothing', arm: () => failAppend('llm.req') },
   {
+    // Every attempt: one that fails once is retried (docs/faults.md).
     name: 'the upstream call rejecting', at: 'existing', expect: 'error', next: 'same', logged: 'llm.error',
-    arm: () => failOnce(Upstreams.prototype, 'send', () => true, () => Promise.reject(ioError('ECONNRESET', 'read'))),
+    arm: () => vi.spyOn(Upstreams.prototype, 'send').mockRejectedValue(ioError('ECONNRESET', 'read')),
   },
   { name: 'the upstream answering 500', at: 'existing', say: '[[error 500]]', expect: 'error', next: 'followup', logged: 'llm.error' },
   {
