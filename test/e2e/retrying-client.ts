@@ -21,6 +21,8 @@ export interface RetryingOptions {
   onPhase?: (phase: Phase) => void;
   /** Abort the first attempt after this many stream chunks (a client that gives up and asks again). */
   abortFirstAfter?: number;
+  /** The retry count of the first attempt (default 0; above 0: a resend of an answer the client lost). */
+  startAt?: number;
 }
 
 export type Phase = 'sent' | 'streaming' | 'done';
@@ -40,13 +42,15 @@ const RETRY_STATUS = new Set([408, 409, 429]);
 
 export async function chatWithRetries(body: string, opts: RetryingOptions): Promise<Retried> {
   const max = opts.attempts ?? 40;
+  const first = opts.startAt ?? 0;
   const failures: string[] = [];
-  for (let attempt = 0; attempt < max; attempt++) {
-    if (attempt > 0) await new Promise((r) => setTimeout(r, opts.backoffMs?.(attempt) ?? Math.min(250, 25 * attempt)));
-    const abortAfter = attempt === 0 ? opts.abortFirstAfter : undefined;
+  for (let attempt = first; attempt < first + max; attempt++) {
+    const retry = attempt - first;
+    if (retry > 0) await new Promise((r) => setTimeout(r, opts.backoffMs?.(retry) ?? Math.min(250, 25 * retry)));
+    const abortAfter = attempt === first ? opts.abortFirstAfter : undefined;
     try {
       const answer = await once(body, attempt, opts, abortAfter);
-      if (answer !== undefined) return { answer, attempts: attempt + 1, failures };
+      if (answer !== undefined) return { answer, attempts: attempt - first + 1, failures };
       failures.push(abortAfter === undefined ? 'stream ended without [DONE]' : 'aborted by the client');
     } catch (err) {
       if (err instanceof RefusedError) throw err;
