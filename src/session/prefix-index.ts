@@ -21,6 +21,8 @@ export class PrefixIndex {
   readonly #viewLength = new Map<string, number>();
   /** Fingerprint of a session's latest reply -> session. */
   readonly #latestReply = new Map<string, string>();
+  /** Session -> the fingerprint it holds in #latestReply: one per session, the older one dropped. */
+  readonly #replyOf = new Map<string, string>();
 
   /** Record (again) every prefix of a session's view; the session becomes the latest for each. */
   index(id: string, view: ClientView): void {
@@ -39,7 +41,7 @@ export class PrefixIndex {
     }
     this.#viewLength.set(id, hashes.length);
     const latest = view.latestReply();
-    if (latest !== undefined) this.#latestReply.set(latest, id);
+    if (latest !== undefined) this.rememberReply(latest, id);
   }
 
   /**
@@ -80,7 +82,7 @@ export class PrefixIndex {
     return hits.map((h) => h.session);
   }
 
-  /** Forget a session's prefixes (it left memory); its latest reply stays, bounded at one per session. */
+  /** Forget a session's prefixes (it left memory); its latest reply stays, one per session. */
   remove(id: string, hashes: readonly string[]): void {
     for (const h of hashes) {
       const list = this.#prefix.get(h);
@@ -95,12 +97,25 @@ export class PrefixIndex {
   /** Forget a session entirely (its log is unreadable). */
   forget(id: string, hashes: readonly string[]): void {
     this.remove(id, hashes);
-    for (const [fp, session] of this.#latestReply) if (session === id) this.#latestReply.delete(fp);
+    this.#dropReply(id);
   }
 
-  /** Record a stored session's latest reply (read from its saved entry). */
+  /**
+   * Record a session's latest reply (as it is indexed, or read from its saved entry). Its earlier
+   * one is forgotten: a map that kept every reply's fingerprint grew with every request served.
+   */
   rememberReply(fingerprint: string, id: string): void {
+    if (this.#replyOf.get(id) === fingerprint) return;
+    this.#dropReply(id);
     this.#latestReply.set(fingerprint, id);
+    this.#replyOf.set(id, fingerprint);
+  }
+
+  #dropReply(id: string): void {
+    const fp = this.#replyOf.get(id);
+    if (fp === undefined) return;
+    this.#replyOf.delete(id);
+    if (this.#latestReply.get(fp) === id) this.#latestReply.delete(fp);
   }
 
   /** The session whose latest reply has this fingerprint. */
