@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { mulberry32 } from '../src/core/prng.js';
+import { createSim } from '../src/sim/server.js';
 import { AgentClient, REAL_CLIENT } from '../test/e2e/agent-client.js';
 import { chatWithRetries } from '../test/e2e/retrying-client.js';
 import { PROXY_MAIN, childOptions, waitFor } from './peers/targets.js';
@@ -30,6 +31,8 @@ export interface Sample {
   /** Seconds since the load began. */
   at: number;
   rssMb: number;
+  /** V8 heap in use (the proxy's own `nodejs_heap_size_used_bytes`): RSS that grows while this does not is not live objects. */
+  heapMb: number;
   fds: number;
   /** Requests answered so far. */
   requests: number;
@@ -58,8 +61,10 @@ export async function runSoak(opts: SoakOptions): Promise<Soak> {
   const concurrency = opts.concurrency ?? 8;
   const log = opts.log ?? ((line) => process.stderr.write(`soak: ${line}\n`));
   const dir = await mkdtemp(join(tmpdir(), 'prefix-proxy-bench-soak-'));
+  // The simulator runs here, so the proxy's figures are its own (`proxy serve` would start one inside itself).
+  const sim = await createSim({ host: '127.0.0.1', port: 0 });
   const config = join(dir, 'config.toml');
-  await writeFile(config, `[sessions]\nmax_live = ${MAX_LIVE}\n`);
+  await writeFile(config, `[providers.sim]\npreset = "sim"\nbase_url = "${sim.url}"\n\n[sessions]\nmax_live = ${MAX_LIVE}\n`);
   const child = spawn(process.execPath, [PROXY_MAIN, 'serve', '--config', config, '--data-dir', join(dir, 'data'), '--port', '0'], childOptions());
   const counts = { fromLog: 0, errors: 0 };
   let pending = '';
@@ -77,24 +82,28 @@ export async function runSoak(opts: SoakOptions): Promise<Soak> {
     const soak: Soak = { samples: [], requests: 0, conversations: 0, streamed: 0, aborted: 0, resent: 0, fromLog: 0, errors: 0, maxLive: MAX_LIVE };
     const started = performance.now();
     const deadline = started + opts.minutes * 60_000;
-    const sample = () => {
-      const s = { at: Math.round((performance.now() - started) / 1000), rssMb: rssMb(pid), fds: openFds(pid), requests: soak.requests };
+    const sample = async () => {
+      // /proc first, at one instant; the heap figure comes over HTTP a moment later.
+      const at = Math.round((performance.now() - started) / 1000);
+      const proc = { rssMb: rssMb(pid), fds: openFds(pid), requests: soak.requests };
+      const s = { at, ...proc, heapMb: await heapUsedMb(origin) };
       soak.samples.push(s);
-      log(`${s.at} s: ${s.requests} requests, RSS ${s.rssMb.toFixed(1)} MiB, ${s.fds} fds`);
+      log(`${s.at} s: ${s.requests} requests, RSS ${fmt(s.rssMb)} MiB, heap ${fmt(s.heapMb)} MiB, ${s.fds} fds`);
     };
-    sample();
-    const sampler = setInterval(sample, (opts.sampleSeconds ?? 10) * 1000);
+    await sample();
+    const sampler = setInterval(() => void sample(), (opts.sampleSeconds ?? 10) * 1000);
     try {
       await Promise.all(Array.from({ length: concurrency }, (_, slot) => slotLoop(slot, origin, deadline, soak)));
     } finally {
       clearInterval(sampler);
     }
-    if (performance.now() - started - soak.samples.at(-1)!.at * 1000 > 2000) sample();
+    if (performance.now() - started - soak.samples.at(-1)!.at * 1000 > 2000) await sample();
     soak.fromLog = counts.fromLog;
     soak.errors = counts.errors;
     return soak;
   } finally {
     await stopChild(child);
+    await sim.close();
     await rm(dir, { recursive: true, force: true });
   }
 }
@@ -129,6 +138,12 @@ async function slotLoop(slot: number, origin: string, deadline: number, soak: So
   }
 }
 
+async function heapUsedMb(origin: string): Promise<number> {
+  const text = await (await fetch(`${origin}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith('nodejs_heap_size_used_bytes '));
+  return line === undefined ? NaN : Number(line.split(' ').at(-1)) / 2 ** 20;
+}
+
 /** Open file descriptors of a process: the entries of /proc/<pid>/fd, read at one instant. */
 function openFds(pid: number): number {
   return readdirSync(`/proc/${pid}/fd`).length;
@@ -161,18 +176,19 @@ export async function soakSection(line: (s?: string) => void, minutes: number): 
   const fdsFlat = spread <= FD_SPREAD;
   line(`## Soak: ${minutes} minute${minutes === 1 ? '' : 's'} of agent load`);
   line();
-  line(`\`proxy serve\` in a child process with its built-in simulator, \`[sessions] max_live = ${soak.maxLive}\` (so sessions leave memory and`);
-  line('close their logs all the time). Eight conversations at once (test/e2e/agent-client.ts: tool rounds, credentials, images,');
-  line('reserialised history), each of 6 to 40 requests and replaced by a new one when it ends; 60% streamed; 3% of streams');
-  line('abandoned after two chunks and asked again; 3% of answers asked again marked as a retry (`x-stainless-retry-count: 1`);');
-  line('20-100 ms between requests. VmRSS and the entries of /proc/<pid>/fd of the proxy process every 10 s; per minute, min /');
-  line('median / max of the samples in it. The machine is shared: other work moves the figures.');
+  line(`\`proxy serve\` in a child process, \`[sessions] max_live = ${soak.maxLive}\` (so sessions leave memory and close their logs all the`);
+  line('time), the simulator in the bench process (so the figures are the proxy\'s own). Eight conversations at once');
+  line('(test/e2e/agent-client.ts: tool rounds, credentials, images, reserialised history), each of 6 to 40 requests and replaced');
+  line('by a new one when it ends; 60% streamed; 3% of streams abandoned after two chunks and asked again; 3% of answers asked');
+  line('again marked as a retry (`x-stainless-retry-count: 1`); 20-100 ms between requests. VmRSS and the entries of');
+  line('/proc/<pid>/fd of the proxy process every 10 s, and its V8 heap in use (its own `/metrics`); per minute, min / median /');
+  line('max of the samples in it. The machine is shared: other work moves the figures.');
   line();
   line(`${soak.requests} requests (${soak.streamed} streamed, ${soak.aborted} abandoned and asked again, ${soak.resent} resent as retries, ${soak.fromLog} answered`);
   line(`from the log), ${soak.conversations} conversations, ${soak.errors} answers with a status of 400 or more.`);
   line();
-  line('| minute | requests | RSS min (MiB) | RSS median | RSS max | fds min | fds median | fds max |');
-  line('|---:|---:|---:|---:|---:|---:|---:|---:|');
+  line('| minute | requests | RSS min (MiB) | RSS median | RSS max | heap used median (MiB) | fds min | fds median | fds max |');
+  line('|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   let before = 0;
   // A sample at 60 s closes the first minute.
   const minuteOf = (s: Sample) => Math.max(0, Math.ceil(s.at / 60) - 1);
@@ -182,7 +198,8 @@ export async function soakSection(line: (s?: string) => void, minutes: number): 
     const rss = inMinute.map((s) => s.rssMb);
     const fd = inMinute.map((s) => s.fds);
     const done = inMinute.at(-1)!.requests;
-    line(`| ${m + 1} | ${done - before} | ${fmt(Math.min(...rss))} | ${fmt(median(rss))} | ${fmt(Math.max(...rss))} | ${Math.min(...fd)} | ${median(fd)} | ${Math.max(...fd)} |`);
+    const heap = median(inMinute.map((s) => s.heapMb));
+    line(`| ${m + 1} | ${done - before} | ${fmt(Math.min(...rss))} | ${fmt(median(rss))} | ${fmt(Math.max(...rss))} | ${fmt(heap)} | ${Math.min(...fd)} | ${median(fd)} | ${Math.max(...fd)} |`);
     before = done;
   }
   line();
