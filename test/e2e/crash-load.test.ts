@@ -1,12 +1,8 @@
 /**
- * `proxy serve` killed with SIGKILL under load: eight agent conversations stream through the built
- * CLI at once, and the proxy is killed at seeded random moments, each with some conversations
- * mid-stream and others between requests, then restarted on the same data directory. The clients
- * retry as the SDKs do (retrying-client.ts). After each kill: every answer a client received whole
- * is in its log with its `llm.resp` (docs/decisions.md, Durability) and every logged request
- * replays. At the end every conversation is one session that only grew (no fork, no rewrite).
- * A torn tail (a write cut short, which a kill leaves when it lands inside a write of several
- * pages) is also written by hand into one log: the session still loads, cut there, and grows.
+ * `proxy serve` killed with SIGKILL under eight streaming agent conversations (some mid-stream,
+ * some between requests, some just answered or just logged) and restarted on its data directory;
+ * clients retry as the SDKs do. No answered request is lost (docs/decisions.md, Durability), every
+ * request replays, no conversation forks, and a torn tail (written by hand) is cut on load.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, closeSync, fstatSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, watch, writeFileSync } from 'node:fs';
