@@ -3,7 +3,7 @@
  * The machine is shared and noisy: figures are medians, and comparisons are ratios measured in
  * the same run. `npm run bench -- --only peers,window` measures only the sections named and puts
  * them in place of their old text in RESULTS.md, keeping the others; `--drop-caches` drops the page
- * cache before each startup measurement (root only).
+ * cache before each startup measurement (root only); `--minutes N` sets how long the soak runs (10).
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
@@ -15,11 +15,14 @@ import { longSessionSection } from './long-session.js';
 import { measureOverhead } from './overhead.js';
 import { measurePeers, renderPeers } from './peers.js';
 import { logGrowthSection, liveMemorySection, startupSection, type Line } from './session-sections.js';
+import { soakSection } from './soak.js';
 import { fmt, pct } from './stats.js';
 import { measureTracing } from './tracing.js';
 import { measureWindowCost } from './window-cost.js';
 
-const { values: flags } = parseArgs({ options: { only: { type: 'string' }, 'drop-caches': { type: 'boolean', default: false } } });
+const { values: flags } = parseArgs({
+  options: { only: { type: 'string' }, 'drop-caches': { type: 'boolean', default: false }, minutes: { type: 'string', default: '10' } },
+});
 
 /** Each section writes its text and says whether it kept its budget (false fails the run). */
 const SECTIONS: Record<string, (line: Line) => Promise<boolean>> = {
@@ -33,7 +36,15 @@ const SECTIONS: Record<string, (line: Line) => Promise<boolean>> = {
   startup: (line) => startupSection(line, { dropCaches: flags['drop-caches'] }),
   'live-memory': liveMemorySection,
   peers: peersSection,
+  soak: (line) => soakSection(line, soakMinutes()),
 };
+
+/** `--minutes N`: how long the soak runs (default 10). */
+function soakMinutes(): number {
+  const minutes = Number(flags.minutes);
+  if (!(minutes > 0)) throw new Error(`bench: --minutes expects a number of minutes > 0, got "${flags.minutes}"`);
+  return minutes;
+}
 
 async function windowSection(line: Line): Promise<boolean> {
   measureWindowCost([100], 3); // warm the JIT before measuring

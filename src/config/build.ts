@@ -11,7 +11,7 @@ import { presetOf } from './presets.js';
 import type { ConfigFile, ModelEntry, ProviderEntry } from './schema.js';
 import { providerRouteFigures, sizeRoute } from './provider-routes.js';
 import { computeSizes, DEFAULT_PROTECTED_ENTRIES, fallbackContext } from './window-sizes.js';
-import { Secret, type AuthConfig, type ClientKey, type Config, type ModelConfig, type ProviderConfig, type SessionsConfig, type TracingConfig, type WindowDefaults } from './types.js';
+import { Secret, type AuthConfig, type ClientKey, type Config, type ModelConfig, type ProviderConfig, type SessionsConfig, type TracingConfig, type UpstreamSettings, type WindowDefaults } from './types.js';
 
 export type Env = Record<string, string | undefined>;
 
@@ -39,7 +39,9 @@ export interface BuildContext {
 
 export const DEFAULT_LISTEN = '127.0.0.1:8787';
 export const DEFAULT_BODY_LIMIT = 32 * 1024 * 1024;
-export const DEFAULT_TIMEOUTS = { connect_ms: 10_000, headers_ms: 300_000, body_ms: 300_000 } as const;
+export const DEFAULT_TIMEOUTS = { connect_ms: 10_000, headers_ms: 300_000, body_ms: 300_000, deadline_ms: 600_000 } as const;
+/** docs/faults.md: two retries, waits from 0.5 s doubling, never above 8 s. */
+export const DEFAULT_UPSTREAM: UpstreamSettings = { retries: 2, retryBaseMs: 500, retryMaxDelayMs: 8_000, maxReplyBytes: 64 * 1024 * 1024 };
 /** docs/architecture.md section 5.1, in order. `user` alone never names a session. */
 export const DEFAULT_ID_HEADERS = ['x-session-id', 'x-session-affinity', 'session_id', 'session-id', 'goose-session-id', 'x-claude-code-session-id'];
 export const DEFAULT_ID_BODY_FIELDS = ['session_id', 'prompt_cache_key'];
@@ -103,6 +105,12 @@ export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
     wireCacheMb: file.sessions?.wire_cache_mb ?? DEFAULT_WIRE_CACHE_MB,
     durability: file.sessions?.durability ?? 'fsync',
   };
+  const upstream: UpstreamSettings = {
+    retries: file.upstream?.retries ?? DEFAULT_UPSTREAM.retries,
+    retryBaseMs: file.upstream?.retry_base_ms ?? DEFAULT_UPSTREAM.retryBaseMs,
+    retryMaxDelayMs: file.upstream?.retry_max_delay_ms ?? DEFAULT_UPSTREAM.retryMaxDelayMs,
+    maxReplyBytes: file.upstream?.max_reply_bytes ?? DEFAULT_UPSTREAM.maxReplyBytes,
+  };
   return {
     file: ctx.fromFile ? ctx.file : undefined,
     listen,
@@ -121,6 +129,7 @@ export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
     providerRoutes: providerRouteFigures(providers, window, defaults.sizes, ctx.now),
     sessions,
     ...(file.tracing === undefined ? {} : { tracing: buildTracing(file.tracing) }),
+    upstream,
     warnings,
     describe() {
       return describeConfig(this);
@@ -237,6 +246,19 @@ function buildModel(
     problems.push({ key: `${at}.cache_control_at`, detail: `"breakpoints" needs a provider on the Anthropic Messages wire; ${providerEntry.preset} takes a top-level cache_control` });
     return undefined;
   }
+  const fallback = entry.fallback ?? [];
+  for (const [i, other] of fallback.entries()) {
+    const otherEntry = Object.hasOwn(entries, other) ? entries[other] : undefined;
+    // The same bytes go to a fallback: only a provider that reads them as the first one does.
+    const detail = otherEntry === undefined ? `unknown provider ${JSON.stringify(other)}; configured: ${Object.keys(entries).join(', ')}`
+      : other === entry.provider || fallback.indexOf(other) !== i ? `${JSON.stringify(other)} is already a deployment of this model`
+        : otherEntry.preset !== providerEntry.preset ? `${JSON.stringify(other)} has preset ${otherEntry.preset}; a fallback gets the same request bytes, so it needs the preset of ${JSON.stringify(entry.provider)} (${providerEntry.preset})`
+          : undefined;
+    if (detail !== undefined) {
+      problems.push({ key: `${at}.fallback[${i}]`, detail });
+      return undefined;
+    }
+  }
   return {
     name,
     provider: entry.provider,
@@ -252,6 +274,8 @@ function buildModel(
     keepReasoning: entry.keep_reasoning ?? false,
     thinking: entry.thinking,
     keepAlive: entry.keep_alive,
+    ...(entry.retries === undefined ? {} : { retries: entry.retries }),
+    fallback,
   };
 }
 
@@ -288,7 +312,11 @@ function readAuth(file: ConfigFile, env: Env, overrides: Overrides, problems: Co
       }
       sha256 = createHash('sha256').update(value).digest('hex');
     }
-    keys.push({ name: k.name, sha256: sha256!, models: k.models });
+    const key: ClientKey = { name: k.name, sha256: sha256!, models: k.models, budgetPeriod: k.budget_period ?? 'month' };
+    if (k.budget_usd !== undefined) key.budgetUsd = k.budget_usd;
+    if (k.requests_per_minute !== undefined) key.requestsPerMinute = k.requests_per_minute;
+    if (keys.some((other) => other.name === k.name)) problems.push({ key: `${at}.name`, detail: `another key is named ${JSON.stringify(k.name)}: names keep budgets and metrics apart` });
+    keys.push(key);
   });
   return { keys, open: overrides.open === true || file.auth?.open === true };
 }

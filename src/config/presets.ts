@@ -44,6 +44,11 @@ export interface Preset {
   catalogue?: string;
   /** The GenAI semantic conventions' `gen_ai.provider.name` where it is not the preset's name. */
   genAi?: string;
+  /**
+   * Top-level request fields the server refuses with a 400, as its own documentation says: taken
+   * out of the client's fields the proxy passes on (docs/inbound.md, Fields the proxy does not read).
+   */
+  refuses: readonly string[];
 }
 
 const chat = {
@@ -55,6 +60,7 @@ const chat = {
   topLevelCacheControl: false,
   cacheControl: 'off',
   ready: true,
+  refuses: [],
 } as const satisfies Partial<Preset>;
 
 export const PRESETS = {
@@ -69,9 +75,12 @@ export const PRESETS = {
     reasoningOut: 'reasoning_content', affinityHeaders: ['x-session-id'], topLevelCacheControl: true, catalogue: 'openrouter',
   },
   // DeepSeek V4 thinking mode: reasoning_content is required on tool-call turns (a 400 without it).
+  // Its reasoning model refuses logprobs and top_logprobs ("Setting logprobs, top_logprobs will
+  // trigger an error", api-docs.deepseek.com/guides/reasoning_model); the proxy answers
+  // `logprobs: null` whatever the upstream sent, so nothing is lost by leaving them out.
   deepseek: {
     ...chat, baseUrl: 'https://api.deepseek.com', apiKeyEnv: 'DEEPSEEK_API_KEY',
-    reasoningOut: 'reasoning_content', reasoningOnToolTurns: true, catalogue: 'deepseek',
+    reasoningOut: 'reasoning_content', reasoningOnToolTurns: true, refuses: ['logprobs', 'top_logprobs'], catalogue: 'deepseek',
   },
   // Cerebras answers 400 `wrong_api_format` to reasoning_content and accepts `reasoning`; it
   // validates fields strictly, so the key goes only as headers (it documents none).
@@ -87,9 +96,11 @@ export const PRESETS = {
   sglang: { ...chat, baseUrl: 'http://127.0.0.1:30000/v1', fromEnv: false, reasoningOut: 'reasoning_content' },
   // Groq answers `reasoning` (reasoning_format parsed) and refuses unknown properties, reasoning_content
   // included ("property 'reasoning_content' is unsupported"); no affinity header is documented.
+  // "logprobs, logit_bias, top_logprobs ... will result in a 400 error" (console.groq.com/docs/openai;
+  // its other rule, n = 1, the chat endpoint enforces for every upstream).
   groq: {
     ...chat, baseUrl: 'https://api.groq.com/openai/v1', apiKeyEnv: 'GROQ_API_KEY',
-    reasoningOut: 'reasoning', cacheKey: 'header', catalogue: 'groq',
+    reasoningOut: 'reasoning', cacheKey: 'header', refuses: ['logit_bias', 'logprobs', 'top_logprobs'], catalogue: 'groq',
   },
   // xAI's message carries reasoning_content (grok-3-mini; xai-proto added it "to be passed back");
   // chat completions route by the x-grok-conv-id header (prompt_cache_key is documented for Responses).

@@ -32,10 +32,16 @@ export interface Route {
   topLevelCacheControl: boolean;
   /** The preset's affinity headers (lower case), which carry the session key. */
   affinityHeaders: readonly string[];
+  /** Client fields the upstream refuses (the preset's list), left out of what passes through. */
+  refuses: readonly string[];
   codexHeaders: boolean;
   timeouts: Timeouts;
   /** Context and prices with their sources (`proxy models`). */
   figures: RouteFigures;
+  /** Where the request may go, in order: the provider, then its `fallback` (docs/faults.md). */
+  deployments: Deployment[];
+  /** Retries per deployment of a call that failed before its first byte. */
+  retries: number;
   /** `figures.price`: absent when input or output is unknown. */
   price?: Price;
   keepReasoning: boolean;
@@ -45,10 +51,23 @@ export interface Route {
   volatileLines: readonly RegExp[];
 }
 
+/** One place that serves the route's model: the same request bytes, its own address and key. */
+export interface Deployment {
+  provider: string;
+  baseUrl: string;
+  /** Absent: the client's bearer is passed through. */
+  apiKey?: string;
+  /** The provider's `headers` table. */
+  headers: Record<string, string>;
+  timeouts: Timeouts;
+}
+
 export function resolveRoute(config: Config, requestedModel: string): Route {
   const configured = Object.hasOwn(config.models, requestedModel) ? config.models[requestedModel] : undefined;
   if (configured !== undefined) {
-    return { ...makeRoute(requestedModel, providerOf(config, configured.provider), configured, config.volatileLines), label: requestedModel };
+    const route = makeRoute(requestedModel, providerOf(config, configured.provider), configured, config);
+    route.deployments.push(...configured.fallback.map((name) => deploymentOf(providerOf(config, name))));
+    return { ...route, label: requestedModel };
   }
   const slash = requestedModel.indexOf('/');
   if (slash > 0 && slash < requestedModel.length - 1) {
@@ -70,7 +89,8 @@ export function resolveRoute(config: Config, requestedModel: string): Route {
         system: 'follow',
         clientDrops: 'follow',
         keepReasoning: false,
-      }, config.volatileLines);
+        fallback: [],
+      }, config);
       return { ...route, label: `${providerName}/${figures.catalogue?.model ?? '*'}` };
     }
   }
@@ -110,7 +130,17 @@ function providerOf(config: Config, name: string): ProviderConfig {
   return provider;
 }
 
-function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig, volatile: Config['volatileLines']): Omit<Route, 'label'> {
+function deploymentOf(provider: ProviderConfig): Deployment {
+  if (provider.baseUrl === undefined) {
+    throw new ProxyError('internal_error', { detail: `provider "${provider.name}" is the built-in simulator, which has not been started` });
+  }
+  const deployment: Deployment = { provider: provider.name, baseUrl: provider.baseUrl, headers: { ...provider.headers }, timeouts: provider.timeouts };
+  if (provider.apiKey !== undefined) deployment.apiKey = provider.apiKey.reveal();
+  return deployment;
+}
+
+function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig, config: Config): Omit<Route, 'label'> {
+  const volatile = config.volatileLines;
   const preset = presetOf(provider.preset);
   if (!preset.ready) {
     throw new ProxyError('wire_not_supported', { model: name, provider: provider.name, preset: provider.preset, wire: preset.wire }, { param: 'model' });
@@ -157,9 +187,12 @@ function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig, v
     cacheControl: model.cacheControl,
     topLevelCacheControl: model.cacheControlAt === undefined ? preset.topLevelCacheControl : model.cacheControlAt === 'top-level',
     affinityHeaders: preset.affinityHeaders,
+    refuses: preset.refuses,
     codexHeaders: provider.codexHeaders,
     timeouts: provider.timeouts,
     figures: model.figures,
+    deployments: [deploymentOf(provider)],
+    retries: model.retries ?? config.upstream.retries,
     keepReasoning: model.keepReasoning,
     recipe,
     volatileLines: volatile.patterns,

@@ -65,6 +65,8 @@ export const timeoutsSchema = table({
   connect_ms: positiveInt().optional(),
   headers_ms: positiveInt().optional(),
   body_ms: positiveInt().optional(),
+  /** The whole upstream part of one request: every attempt, the waits between them and the reply. */
+  deadline_ms: positiveInt().optional(),
 });
 
 export const providerSchema = table({
@@ -107,6 +109,17 @@ export const modelSchema = table({
   thinking: oneOf(['enabled', 'disabled', 'adaptive']).optional(),
   /** Ollama's keep_alive: a duration ("30m", "1h") or seconds (-1 keeps the model loaded). */
   keep_alive: z.union([text('a duration such as "30m"'), z.int()], { error: 'expected a duration such as "30m", or a whole number of seconds' }).optional(),
+  /** Retries of a failed call before the first byte; absent: `[upstream] retries`. */
+  retries: nonNegativeInt().optional(),
+  /** Other providers serving the same model id, tried in order once the retries are spent (docs/faults.md). */
+  fallback: z.array(text('a provider name'), { error: 'expected a list of provider names' }).optional(),
+});
+
+export const upstreamSchema = table({
+  retries: nonNegativeInt().optional(),
+  retry_base_ms: positiveInt().optional(),
+  retry_max_delay_ms: positiveInt().optional(),
+  max_reply_bytes: positiveInt().optional(),
 });
 
 export const windowSchema = table({
@@ -144,6 +157,7 @@ export const configSchema = table({
   models: z.record(text('a model name'), modelSchema).optional(),
   window: windowSchema.optional(),
   sessions: sessionsSchema.optional(),
+  upstream: upstreamSchema.optional(),
   auth: table({
     open: z.boolean({ error: 'expected true or false' }).optional(),
     keys: z.array(table({
@@ -151,6 +165,9 @@ export const configSchema = table({
       key_env: text('an environment variable name').optional(),
       sha256: text('a SHA-256 in hex').regex(/^[0-9a-fA-F]{64}$/, { error: 'expected 64 hex digits' }).optional(),
       models: z.array(text('a model name'), { error: 'expected a list of model names' }).optional(),
+      budget_usd: nonNegativeNumber().optional(),
+      budget_period: oneOf(['day', 'month', 'total']).optional(),
+      requests_per_minute: positiveInt().optional(),
     }), { error: 'expected a list of keys' }).optional(),
   }).optional(),
   tracing: table({

@@ -39,6 +39,17 @@ export interface Timeouts {
   connect_ms: number;
   headers_ms: number;
   body_ms: number;
+  deadline_ms: number;
+}
+
+/** `[upstream]`: what happens when a call fails (docs/faults.md). */
+export interface UpstreamSettings {
+  /** Retries of a call that failed before its first byte, per deployment. */
+  retries: number;
+  retryBaseMs: number;
+  retryMaxDelayMs: number;
+  /** A streamed reply longer than this (bytes on the wire) is cut off with an error. */
+  maxReplyBytes: number;
 }
 
 export type { Price };
@@ -88,6 +99,10 @@ export interface ModelConfig {
   thinking?: 'enabled' | 'disabled' | 'adaptive';
   /** Ollama's keep_alive; absent: the dialect's default. */
   keepAlive?: string | number;
+  /** Absent: `[upstream] retries`. */
+  retries?: number;
+  /** Providers of the same preset serving the same model id, tried in order after this one. */
+  fallback: string[];
 }
 
 /**
@@ -160,6 +175,7 @@ export interface Config {
   providerRoutes: ProviderRouteFigures;
   sessions: SessionsConfig;
   tracing?: TracingConfig;
+  upstream: UpstreamSettings;
   /** Things worth saying at startup (a key written in the file, ...); never a credential. */
   warnings: string[];
   /** Startup banner: providers, models, which have a key. Never prints a credential. */
@@ -178,7 +194,15 @@ export interface ClientKey {
   sha256: string;
   /** Routes (config model names) it may use; undefined: every route. */
   models: string[] | undefined;
+  /** Spend allowed per `budgetPeriod`, USD at the routes' prices; undefined: no budget. */
+  budgetUsd?: number;
+  /** The budget's window, in UTC: the calendar day, the calendar month, or all time. */
+  budgetPeriod: BudgetPeriod;
+  /** Conversation requests admitted per minute (a token bucket holding a minute's worth); undefined: no limit. */
+  requestsPerMinute?: number;
 }
+
+export type BudgetPeriod = 'day' | 'month' | 'total';
 
 export interface AuthConfig {
   keys: ClientKey[];

@@ -6,7 +6,7 @@
 
 interface ErrorSpec {
   status: number;
-  type: 'invalid_request_error' | 'authentication_error' | 'not_found_error' | 'rate_limit_error' | 'api_error' | 'server_error' | 'cli_error';
+  type: 'invalid_request_error' | 'authentication_error' | 'not_found_error' | 'rate_limit_error' | 'insufficient_quota' | 'api_error' | 'server_error' | 'cli_error';
   message: string;
 }
 
@@ -19,6 +19,9 @@ export const ERRORS = {
   // 400, not 5xx: a client must not retry a route whose dialect this build does not have.
   wire_not_supported: { status: 400, type: 'invalid_request_error', message: 'The model "{model}" goes to provider "{provider}" (preset {preset}), whose wire format {wire} is not supported yet.' },
   model_not_allowed: { status: 403, type: 'invalid_request_error', message: 'The client key "{name}" may not use the model "{model}"; it may use: {allowed}.' },
+  // 429 as OpenAI answers an exhausted quota (type insufficient_quota); Anthropic's clients read a 429 as rate_limit_error.
+  budget_exceeded: { status: 429, type: 'insufficient_quota', message: 'The client key "{name}" has spent {spent} USD of its {budget} USD budget for {period}; {reset}.' },
+  rate_limited: { status: 429, type: 'rate_limit_error', message: 'The client key "{name}" may send {limit} requests per minute; retry in {seconds} s.' },
   exposed_without_keys: { status: 500, type: 'cli_error', message: 'Listening on {host} would let anyone who reaches the port spend the configured keys: add [auth] keys, or say it is meant with [auth] open = true (or proxy serve --open).' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error', message: 'The request body must be application/json, not {type}.' },
   origin_refused: { status: 403, type: 'invalid_request_error', message: 'Requests from the web page {origin} are refused: add it to allowed_origins to let a browser call the proxy.' },
@@ -32,6 +35,8 @@ export const ERRORS = {
   upstream_connect_timeout: { status: 504, type: 'api_error', message: 'Connecting to the upstream {provider} timed out after {ms} ms.' },
   upstream_headers_timeout: { status: 504, type: 'api_error', message: 'The upstream {provider} sent no response headers within {ms} ms.' },
   upstream_body_timeout: { status: 504, type: 'api_error', message: 'The upstream {provider} stopped sending its response for {ms} ms.' },
+  upstream_deadline: { status: 504, type: 'api_error', message: 'The upstream {provider} did not finish within the request deadline of {ms} ms.' },
+  upstream_reply_too_large: { status: 502, type: 'api_error', message: 'The upstream {provider} sent a reply larger than {limit} bytes, the most the proxy reads.' },
   upstream_bad_reply: { status: 502, type: 'api_error', message: 'The upstream {provider} sent a reply that could not be read: {detail}' },
   internal_error: { status: 500, type: 'server_error', message: 'Internal error: {detail}' },
   // Raised by the log, the window and the CLI; the CLI prints the message on one line.
@@ -55,8 +60,10 @@ export class ProxyError extends Error {
   readonly type: string;
   /** The request field the error is about, OpenAI's `error.param`. */
   readonly param: string | null;
+  /** Response headers the answer carries (`retry-after` on a 429). */
+  readonly headers: Readonly<Record<string, string>>;
 
-  constructor(code: ErrorCode, params: ErrorParams = {}, options: { param?: string; status?: number; cause?: unknown } = {}) {
+  constructor(code: ErrorCode, params: ErrorParams = {}, options: { param?: string; status?: number; cause?: unknown; headers?: Record<string, string> } = {}) {
     const spec = ERRORS[code];
     super(fill(spec.message, params), options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ProxyError';
@@ -64,6 +71,7 @@ export class ProxyError extends Error {
     this.status = options.status ?? spec.status;
     this.type = spec.type;
     this.param = options.param ?? null;
+    this.headers = options.headers ?? {};
   }
 }
 

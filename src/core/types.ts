@@ -118,9 +118,10 @@ export interface RequestParams {
   /**
    * Fields of the client's request the proxy does not read (`user`, `metadata`, `service_tier`,
    * ...), sorted by name: passed on to an upstream of the same wire, dropped for any other
-   * (docs/inbound.md). Part of the digest, so replay rebuilds them.
+   * (docs/inbound.md). Part of the digest, so replay rebuilds them. `dropped`: fields the route's
+   * server refuses (its preset's list), taken out before the request was logged and sent.
    */
-  extra?: { wire: string; fields: Record<string, unknown> };
+  extra?: { wire: string; fields: Record<string, unknown>; dropped?: string[] };
 }
 
 /**

@@ -29,6 +29,8 @@ export interface SessionLogParts {
   onRedact: RedactionListener | undefined;
   /** `sync()` waits for the disk (fdatasync), or only for the OS (see LogStore's `durability`). */
   durable: boolean;
+  /** Awaited before each `sync()` (the store's `beforeSync`). */
+  beforeSync: (() => Promise<void>) | undefined;
   /** Called once on close, after the lock is released (the store's in-process guard). */
   onClose: () => void;
 }
@@ -45,6 +47,7 @@ export class SessionLog {
   readonly #lock: FileLock;
   readonly #onRedact: RedactionListener | undefined;
   readonly #onClose: () => void;
+  readonly #beforeSync: (() => Promise<void>) | undefined;
   #lastSeq: number;
   /** Seq of `#offsets[0]`. */
   readonly #firstSeq: number;
@@ -65,6 +68,7 @@ export class SessionLog {
     this.#firstSeq = parts.events[0]?.seq ?? parts.lastSeq + 1;
     this.#onRedact = parts.onRedact;
     this.#onClose = parts.onClose;
+    this.#beforeSync = parts.beforeSync;
     this.#writer = new GroupCommitWriter(parts.fh, parts.size, parts.durable);
   }
 
@@ -125,7 +129,8 @@ export class SessionLog {
 
   /** Resolves when every event appended before the call is on disk; rejects on a write error. */
   sync(): Promise<void> {
-    return this.#writer.sync();
+    const before = this.#beforeSync;
+    return before === undefined ? this.#writer.sync() : before().then(() => this.#writer.sync());
   }
 
   /** Byte offset of the line holding `seq`, if this log has it in memory. */

@@ -40,6 +40,11 @@ export interface StoreOptions {
    * loses power may lose the last answers). docs/decisions.md, Durability.
    */
   durability?: 'fsync' | 'write';
+  /**
+   * Awaited before each log sync: what the log's lines name outside it (the images they hold by
+   * digest) is written first, so a durable line never names what is not on disk.
+   */
+  beforeSync?: () => Promise<void>;
 }
 
 /** Ids are file names: letters, digits, `.`, `_`, `-`, not starting with a dot. */
@@ -54,6 +59,7 @@ export class LogStore {
   readonly dir: string;
   readonly #onRedact: RedactionListener | undefined;
   readonly #durable: boolean;
+  readonly #beforeSync: (() => Promise<void>) | undefined;
   readonly #dirSync: DirSync;
   #dirMade = false;
 
@@ -61,6 +67,7 @@ export class LogStore {
     this.dir = resolve(dataDir, 'sessions');
     this.#onRedact = opts.onRedact;
     this.#durable = opts.durability !== 'write';
+    this.#beforeSync = opts.beforeSync;
     this.#dirSync = new DirSync(this.dir);
   }
 
@@ -136,7 +143,7 @@ export class LogStore {
           if (this.#durable) await this.#dirSync.sync();
           return new SessionLog({
             id, file, fh, lock, events: [], offsets: [], size: 0, repaired: undefined, lastSeq: 0,
-            onRedact: this.#onRedact, durable: this.#durable, onClose: () => openHere.delete(file),
+            onRedact: this.#onRedact, durable: this.#durable, beforeSync: this.#beforeSync, onClose: () => openHere.delete(file),
           });
         }
       }
@@ -161,6 +168,7 @@ export class LogStore {
         lastSeq: last?.seq ?? (await readEventBefore(file, read.end))?.seq ?? 0,
         onRedact: this.#onRedact,
         durable: this.#durable,
+        beforeSync: this.#beforeSync,
         onClose: () => openHere.delete(file),
       });
     } catch (err) {

@@ -26,6 +26,10 @@ export interface Metrics {
   upstreamErrors: Counter<'provider' | 'model' | 'status'>;
   promptEvalSeconds: Histogram<'provider' | 'model'>;
   retriesAnswered: Counter<'provider' | 'model'>;
+  upstreamRetries: Counter<'provider' | 'model' | 'reason'>;
+  /** Client keys' names come from config: a bounded label. */
+  clientSpend: Counter<'client'>;
+  clientRefused: Counter<'client' | 'reason'>;
 }
 
 export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
@@ -64,6 +68,9 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       name: 'proxy_prompt_eval_seconds', help: 'Prompt evaluation time the upstream reported (Ollama).',
       labelNames: pm, buckets: [0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10, 30, 60], registers: [registry],
     }),
+    upstreamRetries: counter('proxy_upstream_retries_total', 'Upstream calls tried again (or on a fallback) after a failure before the first byte, by the failed deployment and why it failed.', [...pm, 'reason']),
     retriesAnswered: counter('proxy_retries_answered_total', 'Client retries of a request the log had answered, answered from the log without an upstream call.', pm),
+    clientSpend: counter('proxy_client_spend_usd_total', 'USD each client key spent, at the routes\' prices (or as the provider reported it), counted against its budget.', ['client']),
+    clientRefused: counter('proxy_client_refused_total', 'Requests refused with a 429 by client key: reason budget (over its budget_usd) or rate (over its requests_per_minute).', ['client', 'reason']),
   };
 }

@@ -16,6 +16,7 @@ import { countTokens } from './count-tokens.js';
 import { handleRequest, routeLabels, UNROUTED } from './pipeline.js';
 import type { ImageStore } from './images.js';
 import { ClientAuth } from './client-auth.js';
+import { ClientLimits } from './client-limits.js';
 import { RequestGuard } from './request-guard.js';
 import { writeLine } from './request-log.js';
 import { RetrySignals } from './retries.js';
@@ -43,6 +44,8 @@ export interface AppDeps {
   wireMemo?: WireMemo;
   /** Client keys; made here from the config when not given. */
   auth?: ClientAuth;
+  /** Client keys' budgets and rates; made here from the config when not given (then spend is not kept across restarts). */
+  limits?: ClientLimits;
   now: () => Date;
   /** Spans of each request (`[tracing]`); none: no traces. */
   tracing?: Tracing;
@@ -56,6 +59,7 @@ export function buildApp(given: AppDeps): FastifyInstance {
     retries: given.retries ?? new RetrySignals(),
     wireMemo: given.wireMemo ?? new WireMemo(given.config.sessions.wireCacheMb * 2 ** 20),
     auth: given.auth ?? new ClientAuth(given.config.auth),
+    limits: given.limits ?? new ClientLimits(given.config.auth.keys, [], { now: () => given.now().getTime(), metrics: given.metrics }),
   };
   // fastify's own two lines per request are off: the pipeline writes one with what it knows.
   const app = deps.logger === undefined
@@ -92,6 +96,7 @@ export function buildApp(given: AppDeps): FastifyInstance {
       deps.metrics.requests.inc({ ...(routeLabels.get(req) ?? UNROUTED), status: String(proxyErr.status) });
     }
     const inbound = errorWireOf.get(url);
+    for (const [name, value] of Object.entries(proxyErr.headers)) void reply.header(name, value);
     void reply.status(proxyErr.status).send(inbound === undefined ? errorBody(proxyErr) : inbound.errorBody(proxyErr));
   });
   app.setNotFoundHandler((req, reply) => {

@@ -17,8 +17,12 @@ import { classifyTransportError } from './upstream.js';
 export const COUNT_HEADER = 'x-token-count';
 
 export async function countTokens(inbound: InboundDialect, endpoint: CountTokensEndpoint, req: FastifyRequest, reply: FastifyReply, deps: AppDeps): Promise<void> {
+  // Asked for a client key as a conversation is: the count may go to the upstream on the proxy's credential.
+  const presented = inbound.apiKey(req.headers);
+  const key = deps.auth?.identify(presented);
   const client = endpoint.parse(req.body, (url, detail, param) => deps.images.put(url, detail, param));
   const route = resolveRoute(deps.config, client.model);
+  deps.auth?.allow(key, route.name);
   const dialect = dialectFor(route.dialect.wire);
   if (dialect.encodeCountTokens === undefined || inbound.wire !== route.dialect.wire) {
     await reply.header(COUNT_HEADER, 'estimate').send(endpoint.render(estimate(client)));
@@ -26,7 +30,8 @@ export async function countTokens(inbound: InboundDialect, endpoint: CountTokens
   }
   const encoded = dialect.encodeCountTokens(req.body as Record<string, unknown>, route.dialect);
   Object.assign(encoded.headers, forwardedHeaders(req.headers, dialect, route.dialect.headers));
-  const apiKey = route.apiKey ?? inbound.apiKey(req.headers);
+  // A client key is the proxy's own: it is never passed on to the upstream.
+  const apiKey = route.apiKey ?? (key === undefined ? presented : undefined);
   if (apiKey !== undefined) Object.assign(encoded.headers, dialect.authHeaders(apiKey));
   let text: string;
   let status: number;

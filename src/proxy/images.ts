@@ -2,33 +2,56 @@
  * Images the client sends as data URLs are stored once, under their SHA-256, in
  * `<data_dir>/blobs/`; the log holds the digest and the window's estimate, never the pixels.
  * The dialect reads the bytes back through `resolve` when it encodes the upstream request.
+ *
+ * A request never waits on the disk for an image: each digest is written once per process, in the
+ * background (fs/promises), and `written()` is the barrier the session logs wait on before each
+ * sync, so a durable log line never names an image that is not on disk (docs/decisions.md,
+ * Images written once).
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { access, mkdir, open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
+import { LRUCache } from 'lru-cache';
 import { sha256Hex } from '../core/canonical.js';
 import { ProxyError } from '../core/errors.js';
 import { estimateImageTokens } from '../core/estimate.js';
 import type { ImagePart } from '../core/types.js';
-import { LRUCache } from 'lru-cache';
 import { imageSize } from './image-size.js';
 
 const DATA_URL = /^data:([a-z]+\/[a-z0-9.+-]+);base64,/i;
 
+interface Image {
+  mime: string;
+  base64: string;
+}
+
+export interface ImageStoreOptions {
+  /** Decoded images kept for encoding, by their base64 length; 64 MiB unless said. */
+  cacheBytes?: number;
+  /** Sync each file and the directory (the log's `fsync` durability); else the OS has them. */
+  durable?: boolean;
+}
+
 export class ImageStore {
   readonly #dir: string;
-  /** Recently used images, so a session's requests do not read the same file each turn. */
-  readonly #recent = new Map<string, { mime: string; base64: string }>();
-  readonly #maxRecent: number;
+  readonly #durable: boolean;
+  /** Images for encoding, bounded by their base64 bytes: a session's requests do not read the same file each turn. */
+  readonly #images: LRUCache<string, Image>;
   /**
    * Data URLs already stored, by their text: clients resend every image of the conversation each
-   * turn, and a resent one then costs a lookup, not a decode, a hash and a file check. Bounded by
-   * the URLs' length.
+   * turn, and a resent one then costs a lookup, not a decode and a hash. Bounded by the URLs' length.
    */
   readonly #stored = new LRUCache<string, Omit<ImagePart, 'detail'>>({ maxSize: 64 * 2 ** 20, sizeCalculation: (_v, url) => Math.max(1, url.length) });
+  /** Digests this process has written, or is writing: each is written once. */
+  readonly #written = new Set<string>();
+  /** Writes under way, with their image, which `resolve` reads while the file is not there yet. */
+  readonly #pending = new Map<string, { done: Promise<void>; image: Image }>();
+  #tmp = 0;
 
-  constructor(dataDir: string, maxRecent = 64) {
+  constructor(dataDir: string, opts: ImageStoreOptions = {}) {
     this.#dir = join(dataDir, 'blobs');
-    this.#maxRecent = maxRecent;
+    this.#durable = opts.durable ?? true;
+    this.#images = new LRUCache<string, Image>({ maxSize: opts.cacheBytes ?? 64 * 2 ** 20, sizeCalculation: (image) => Math.max(1, image.base64.length) });
   }
 
   /** Store a data-URL image and describe it for the log. */
@@ -45,32 +68,29 @@ export class ImageStore {
     return part;
   }
 
-  #store(url: string, detail: 'auto' | 'low' | 'high' | undefined, param: string): ImagePart {
-    const match = DATA_URL.exec(url);
-    if (match === null) {
-      throw new ProxyError('invalid_request', { detail: `${param}: only data: URLs (base64) are accepted for images; the proxy does not fetch remote images.` }, { param });
-    }
-    const mime = match[1]!.toLowerCase();
-    const base64 = url.slice(match[0].length);
-    const bytes = Buffer.from(base64, 'base64');
-    if (bytes.length === 0) throw new ProxyError('invalid_request', { detail: `${param}: the image is empty.` }, { param });
-    const sha256 = sha256Hex(bytes);
-    const file = join(this.#dir, sha256);
-    if (!existsSync(file)) {
-      mkdirSync(this.#dir, { recursive: true });
-      const tmp = `${file}.${process.pid}.tmp`;
-      writeFileSync(tmp, bytes);
-      renameSync(tmp, file);
-    }
-    this.#remember(sha256, { mime, base64: bytes.toString('base64') });
-    const size = imageSize(bytes);
-    const tokens = size === undefined ? 85 : estimateImageTokens(size.width, size.height, detail ?? 'auto');
-    return { type: 'image', sha256, mime, tokens, ...(detail === undefined ? {} : { detail }) };
+  /**
+   * Resolves once every image write begun before the call is done. A write that failed rejects the
+   * first call that sees it (the log sync of the request that sent the image, unless another came
+   * first), and is then forgotten: the image is written again when a client next sends it.
+   */
+  async written(): Promise<void> {
+    const entries = [...this.#pending];
+    const results = await Promise.allSettled(entries.map(([, p]) => p.done));
+    let failure: unknown;
+    results.forEach((result, i) => {
+      const [sha256, entry] = entries[i]!;
+      if (this.#pending.get(sha256) === entry) this.#pending.delete(sha256);
+      if (result.status === 'rejected') failure ??= result.reason;
+    });
+    if (failure !== undefined) throw failure;
   }
 
-  /** The stored bytes of an image, base64, for the upstream request. */
-  resolve(sha256: string): { mime: string; base64: string } {
-    const cached = this.#recent.get(sha256);
+  /**
+   * The bytes of an image, base64, for the upstream request: from memory, else read from the
+   * store (synchronously, once: an image this process has not seen since it started).
+   */
+  resolve(sha256: string): Image {
+    const cached = this.#images.get(sha256) ?? this.#pending.get(sha256)?.image;
     if (cached !== undefined) return cached;
     const file = join(this.#dir, sha256);
     if (!/^[0-9a-f]{64}$/.test(sha256) || !existsSync(file)) {
@@ -78,14 +98,66 @@ export class ImageStore {
     }
     const bytes = readFileSync(file);
     const image = { mime: sniffMime(bytes), base64: bytes.toString('base64') };
-    this.#remember(sha256, image);
+    this.#images.set(sha256, image);
     return image;
   }
 
-  #remember(sha256: string, image: { mime: string; base64: string }): void {
-    this.#recent.delete(sha256);
-    this.#recent.set(sha256, image);
-    if (this.#recent.size > this.#maxRecent) this.#recent.delete(this.#recent.keys().next().value!);
+  #store(url: string, detail: 'auto' | 'low' | 'high' | undefined, param: string): ImagePart {
+    const match = DATA_URL.exec(url);
+    if (match === null) {
+      throw new ProxyError('invalid_request', { detail: `${param}: only data: URLs (base64) are accepted for images; the proxy does not fetch remote images.` }, { param });
+    }
+    const mime = match[1]!.toLowerCase();
+    const bytes = Buffer.from(url.slice(match[0].length), 'base64');
+    if (bytes.length === 0) throw new ProxyError('invalid_request', { detail: `${param}: the image is empty.` }, { param });
+    const sha256 = sha256Hex(bytes);
+    const image = { mime, base64: bytes.toString('base64') };
+    this.#images.set(sha256, image);
+    if (!this.#written.has(sha256)) this.#write(sha256, bytes, image, url);
+    const size = imageSize(bytes);
+    const tokens = size === undefined ? 85 : estimateImageTokens(size.width, size.height, detail ?? 'auto');
+    return { type: 'image', sha256, mime, tokens, ...(detail === undefined ? {} : { detail }) };
+  }
+
+  /** Writes the file in the background; after a failure the image is neither written nor known by its URL, so its next sight writes it. */
+  #write(sha256: string, bytes: Buffer, image: Image, url: string): void {
+    this.#written.add(sha256);
+    const entry = { done: this.#writeFile(join(this.#dir, sha256), bytes), image };
+    this.#pending.set(sha256, entry);
+    entry.done.then(
+      () => {
+        if (this.#pending.get(sha256) === entry) this.#pending.delete(sha256);
+      },
+      () => {
+        // Left in #pending for written() to report.
+        this.#written.delete(sha256);
+        this.#stored.delete(url);
+      },
+    );
+  }
+
+  /** To a temporary name, then renamed: a reader never sees half an image. */
+  async #writeFile(file: string, bytes: Buffer): Promise<void> {
+    // Stored by an earlier process: the same digest is the same bytes.
+    if (await access(file).then(() => true, () => false)) return;
+    await mkdir(this.#dir, { recursive: true });
+    const tmp = `${file}.${process.pid}.${++this.#tmp}.tmp`;
+    const fh = await open(tmp, 'w');
+    try {
+      await fh.writeFile(bytes);
+      if (this.#durable) await fh.datasync();
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, file);
+    if (this.#durable) {
+      const dir = await open(this.#dir, 'r');
+      try {
+        await dir.sync();
+      } finally {
+        await dir.close();
+      }
+    }
   }
 }
 

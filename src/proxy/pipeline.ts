@@ -1,12 +1,14 @@
 /**
  * One request pipeline for every inbound wire, as named stages: admit (the inbound dialect reads
  * the body; route), locate (the session's turn), build (window, hints, encoding, `llm.req`), call
- * (the upstream, always streaming, so the first byte and a client that leaves are both seen),
- * relay (re-encoded in the client's wire as it comes), and record (the reply logged durably
- * before the answer ends). Every failure takes one path (`fail`), and the turn is released however
+ * (the upstream, always streaming, so the first byte and a client that leaves are both seen;
+ * tried again and on fallbacks before that byte, attempts.ts; all within a deadline), relay
+ * (re-encoded in the client's wire as it comes), and record (the reply logged durably before the
+ * answer ends). Every failure takes one path (`fail`), and the turn is released however
  * the request ends.
  */
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { hintsFor, hintsRecord } from '../cache-hints/session-hints.js';
@@ -24,15 +26,22 @@ import { recordCacheSaving } from '../metrics/savings.js';
 import { answerKey, type Incoming, type Turn } from '../session/manager.js';
 import { firstDifference } from '../window/index.js';
 import type { AppDeps } from './app.js';
+import type { ClientKey } from '../config/types.js';
 import { isProviderMiss, recordReply } from './record.js';
 import { forwardedHeaders } from './forwarded-headers.js';
 import { redactDeep } from '../log/redact.js';
 import { addUsage, summaries, summaryOf } from './request-log.js';
 import { explicitSessionId } from './session-id.js';
 import { withoutVolatile } from '../window/volatile-lines.js';
-import { classifyTransportError, isAbort, type UpstreamResponse } from './upstream.js';
+import { withoutRefused } from '../dialects/extra-fields.js';
+import { classifyTransportError, isAbort } from './upstream.js';
+import { UpstreamAttempts, type Answer } from './attempts.js';
+import { deploymentHeaders } from './deployment-headers.js';
 import { contentAttributes, OPERATION, prefixAttributes, requestAttributes, usageAttributes } from '../tracing/gen-ai.js';
 import { NO_TRACE, type RequestTrace, type Stage } from '../tracing/request-trace.js';
+
+/** Upstream error bodies are read this far: enough for any provider's JSON error, bounded against a runaway page. */
+const MAX_ERROR_BYTES = 65_536;
 
 /**
  * The metric labels of each request once its route is known. Errors thrown before a stream starts
@@ -49,7 +58,11 @@ interface Admitted {
   dialect: Dialect;
   labels: { provider: string; model: string };
   incoming: Incoming;
+  /** The client's key when keys are configured: its spend is charged. */
+  key: ClientKey | undefined;
   apiKey: string | undefined;
+  /** The client's bearer, passed through to a deployment that has no key of its own. */
+  passThroughKey: string | undefined;
   /** The client's headers that the upstream's wire reads (`Dialect.clientHeaders`). */
   forwarded: Record<string, string>;
 }
@@ -63,6 +76,11 @@ interface Call {
   started: number;
   abort: AbortController;
   clientGone: boolean;
+  /** Aborts the upstream part when the route's `deadline_ms` has passed since it began. */
+  deadline: AbortController;
+  attempts?: UpstreamAttempts;
+  /** What a streamed client had received when the upstream failed after its first byte. */
+  partial?: NeutralReply;
   /** Prompt tokens of the session's previous reply, read before this one replaces it. */
   previousPrompt: number | undefined;
   origin: Origin;
@@ -73,7 +91,7 @@ interface Call {
   raw?: ServerResponse;
   stream?: ClientStream;
   trace: RequestTrace;
-  /** The upstream call's span, from send until the reply is read or fails. */
+  /** The upstream call's span (every attempt), from send until the reply is read or fails. */
   upstreamStage?: Stage;
 }
 
@@ -113,7 +131,7 @@ async function handle(inbound: InboundDialect, req: FastifyRequest, reply: Fasti
   trace.set({ 'prefix_proxy.session.id': turn.session.id });
   summary.session = turn.session.id;
   const call: Call = {
-    req, deps, a, turn, started, abort: new AbortController(), clientGone: false, previousPrompt: turn.session.previousPrompt,
+    req, deps, a, turn, started, abort: new AbortController(), clientGone: false, deadline: new AbortController(), previousPrompt: turn.session.previousPrompt,
     origin: { provider: a.route.provider, model: a.route.dialect.model }, logged: false, trace,
   };
   const onClose = () => {
@@ -124,6 +142,7 @@ async function handle(inbound: InboundDialect, req: FastifyRequest, reply: Fasti
     call.abort.abort();
   };
   reply.raw.on('close', onClose);
+  let deadlineTimer: NodeJS.Timeout | undefined;
   try {
     // A client that left while its request waited for the session's turn: its 'close' has passed.
     if (req.raw.socket.destroyed) onClose();
@@ -132,15 +151,17 @@ async function handle(inbound: InboundDialect, req: FastifyRequest, reply: Fasti
     const built = build(call);
     stage.set({ 'prefix_proxy.break_cause': built.cause, 'prefix_proxy.window.est_tokens': built.estTokens, 'prefix_proxy.window.trimmed': built.trimmed });
     stage.end();
-    const upstream = await send(call, built.encoded);
-    if (upstream === undefined) return await logAborted(call, emptyReply(), undefined);
-    if (upstream.status < 200 || upstream.status >= 300) return await relayError(call, reply, upstream);
-    await relay(call, reply, upstream, built.digest);
+    deadlineTimer = setTimeout(() => call.deadline.abort(), a.route.timeouts.deadline_ms);
+    const answer = await send(call, built.encoded);
+    if (answer === undefined) return await logAborted(call, emptyReply(), undefined);
+    if (answer.kind === 'status') return await relayError(call, reply, answer);
+    await relay(call, reply, answer, built.digest);
   } catch (err) {
     const thrown = err instanceof CountedFailure ? err.error : err;
     summary.error = thrown instanceof ProxyError ? thrown.code : 'internal_error';
     await fail(call, err);
   } finally {
+    clearTimeout(deadlineTimer);
     reply.raw.off('close', onClose);
     turn.release();
   }
@@ -154,11 +175,14 @@ function admit(inbound: InboundDialect, req: FastifyRequest, deps: AppDeps): Adm
   const route = resolveRoute(deps.config, parsed.model);
   deps.auth?.allow(key, route.name);
   if (key !== undefined) summaryOf(req).client = key.name;
+  deps.limits?.admit(key);
   // Lines that change every request (a per-request nonce) never reach the log, so never the prefix.
   const unredacted = withoutVolatile(parsed, route.volatileLines);
   // Parameters go into llm.req, which the log redacts: they go upstream as the log holds them,
-  // so that replay rebuilds the digest (a credential in `metadata` never leaves either).
-  const client = { ...unredacted, params: redactDeep(unredacted.params).value };
+  // so that replay rebuilds the digest (a credential in `metadata` never leaves either), less the
+  // fields the upstream refuses (named in the record).
+  const params = withoutRefused(redactDeep(unredacted.params).value, route.dialect.wire, route.refuses);
+  const client = { ...unredacted, params };
   const retry = deps.retries?.isRetry(req.headers) === true;
   const dialect = dialectFor(route.dialect.wire);
   return {
@@ -167,8 +191,10 @@ function admit(inbound: InboundDialect, req: FastifyRequest, deps: AppDeps): Adm
     route,
     dialect,
     labels: { provider: route.provider, model: route.label },
+    key,
     // A client key is the proxy's own: it is never passed on to the upstream.
     apiKey: route.apiKey ?? (key === undefined ? presented : undefined),
+    passThroughKey: key === undefined ? presented : undefined,
     forwarded: forwardedHeaders(req.headers, dialect, route.dialect.headers),
     incoming: {
       explicitId: explicitSessionId(req.headers, client.idFields, deps.config.sessions),
@@ -219,29 +245,68 @@ function build(call: Call) {
   return { encoded, digest: built.digest, cause, estTokens: built.estTokens, trimmed: built.trimmed };
 }
 
-/** The upstream call; undefined when the client left before it answered. */
-async function send(call: Call, encoded: ReturnType<typeof build>['encoded']): Promise<UpstreamResponse | undefined> {
+/**
+ * The upstream call, retried and sent to the route's fallbacks while no byte of the reply has come
+ * (attempts.ts); undefined when the client left before it answered.
+ */
+async function send(call: Call, encoded: ReturnType<typeof build>['encoded']): Promise<Answer | undefined> {
   const { a, deps } = call;
   call.callStarted = performance.now();
   deps.metrics.duration.observe({ ...a.labels, phase: 'overhead' }, (call.callStarted - call.started) / 1000);
-  summaryOf(call.req).overhead_ms = Math.round((call.callStarted - call.started) * 10) / 10;
+  const summary = summaryOf(call.req);
+  summary.overhead_ms = Math.round((call.callStarted - call.started) * 10) / 10;
   call.upstreamStage = call.trace.stage('upstream', `${OPERATION} ${a.route.dialect.model}`);
-  call.upstreamStage.set({ 'server.address': a.route.dialect.baseUrl });
   call.trace.inject(call.upstreamStage, encoded.headers);
+  const { upstream } = deps.config;
+  const attempts = new UpstreamAttempts(
+    { deployments: a.route.deployments, retries: a.route.retries, backoff: { baseMs: upstream.retryBaseMs, maxDelayMs: upstream.retryMaxDelayMs }, maxErrorBytes: MAX_ERROR_BYTES },
+    {
+      send: (d, signal) => {
+        const headers = deploymentHeaders(encoded.headers, a.route.deployments[0]!, d, { first: a.apiKey, passThrough: a.passThroughKey }, a.dialect.authHeaders);
+        return deps.upstreams.send(d.provider, d.baseUrl, { ...encoded, headers }, d.timeouts, signal);
+      },
+      onRetry: (reason, d) => deps.metrics.upstreamRetries.inc({ provider: d.provider, model: a.labels.model, reason }),
+      random: Math.random,
+      now: () => deps.now().getTime(),
+      sleep: (ms, signal) => sleep(ms, undefined, { signal }),
+    },
+  );
+  call.attempts = attempts;
   try {
-    return await deps.upstreams.send(a.route.provider, a.route.dialect.baseUrl, encoded, a.route.timeouts, call.abort.signal);
+    return await attempts.call(AbortSignal.any([call.abort.signal, call.deadline.signal]));
   } catch (err) {
     if (call.clientGone && isAbort(err)) return undefined;
-    throw upstreamFailure(call, classifyTransportError(err, a.route.provider, a.route.timeouts), 'transport');
+    throw upstreamFailure(call, transportFailure(call, err), 'transport');
+  } finally {
+    call.upstreamStage?.set({ 'server.address': attempts.deployment.baseUrl, 'prefix_proxy.upstream.attempts': attempts.attempts });
+    summary.attempts = attempts.attempts;
+    if (attempts.deployment !== a.route.deployments[0]) summary.deployment = attempts.deployment.provider;
   }
 }
 
+/** A transport failure as the client hears it: the deadline's own code when it was the deadline that cut it. */
+function transportFailure(call: Call, err: unknown): unknown {
+  const d = call.attempts?.deployment ?? call.a.route.deployments[0]!;
+  if (call.deadline.signal.aborted) return new ProxyError('upstream_deadline', { provider: d.provider, ms: call.a.route.timeouts.deadline_ms }, { cause: err });
+  return classifyTransportError(err, d.provider, d.timeouts);
+}
+
+/** What the log says of the attempts: their number when more than one, the deployment when a fallback's. */
+function attemptFields(call: Call): { attempts?: number; deployment?: string } {
+  const at = call.attempts;
+  if (at === undefined) return {};
+  return {
+    ...(at.attempts > 1 ? { attempts: at.attempts } : {}),
+    ...(at.deployment !== call.a.route.deployments[0] ? { deployment: at.deployment.provider } : {}),
+  };
+}
+
 /** A non-2xx upstream answer: logged, then passed on in the client's dialect with its retry headers. */
-async function relayError(call: Call, reply: FastifyReply, upstream: UpstreamResponse): Promise<void> {
+async function relayError(call: Call, reply: FastifyReply, upstream: Extract<Answer, { kind: 'status' }>): Promise<void> {
   const { a, deps, turn } = call;
-  const text = await upstream.body.text();
+  const text = upstream.text;
   endUpstream(call, { code: `upstream_${upstream.status}` });
-  turn.append({ type: 'llm.error', req: call.reqEvent!.seq, status: upstream.status, body: text.slice(0, 65536) });
+  turn.append({ type: 'llm.error', req: call.reqEvent!.seq, status: upstream.status, body: text, ...attemptFields(call) });
   call.logged = true;
   await turn.session.log.sync();
   deps.metrics.upstreamErrors.inc({ ...a.labels, status: String(upstream.status) });
@@ -263,7 +328,7 @@ async function relayError(call: Call, reply: FastifyReply, upstream: UpstreamRes
 }
 
 /** Decode the upstream stream, re-encode it for the client as it comes, then record the reply. */
-async function relay(call: Call, reply: FastifyReply, upstream: UpstreamResponse, digest: string): Promise<void> {
+async function relay(call: Call, reply: FastifyReply, upstream: Extract<Answer, { kind: 'stream' }>, digest: string): Promise<void> {
   const { a, deps } = call;
   // The request's digest seeds the ids a dialect makes up (Ollama's calls have none): unique per
   // distinct request, the same for an identical retry.
@@ -273,6 +338,8 @@ async function relay(call: Call, reply: FastifyReply, upstream: UpstreamResponse
   let firstByte: number | undefined;
   let streamError: UpstreamError | undefined;
   let transportError: unknown;
+  let received = 0;
+  const limit = deps.config.upstream.maxReplyBytes;
   const onDeltas = (ev: Parameters<typeof decoder.onEvent>[0]) => {
     for (const delta of decoder.onEvent(ev)) {
       if (delta.type === 'error') streamError = delta.error;
@@ -285,23 +352,32 @@ async function relay(call: Call, reply: FastifyReply, upstream: UpstreamResponse
         firstByte = performance.now();
         call.upstreamStage?.event('first_chunk', { 'gen_ai.response.time_to_first_chunk': (firstByte - call.callStarted!) / 1000 });
       }
-      for (const ev of events.push(chunk as Uint8Array)) onDeltas(ev);
+      received += chunk.byteLength;
+      // Leaving the loop drops the connection: the rest is never read.
+      if (received > limit) break;
+      for (const ev of events.push(chunk)) onDeltas(ev);
     }
-    for (const ev of events.flush()) onDeltas(ev);
+    if (received <= limit) for (const ev of events.flush()) onDeltas(ev);
   } catch (err) {
     transportError = err;
   }
   const final = decoder.finish();
   call.upstreamStage?.set(usageAttributes(final.usage, final.finish_reason));
-  endUpstream(call, transportError ?? streamError);
   if (firstByte !== undefined) deps.metrics.duration.observe({ ...a.labels, phase: 'ttft' }, (firstByte - call.callStarted!) / 1000);
   if (call.clientGone) return logAborted(call, final, firstByte);
-  if (transportError !== undefined) throw upstreamFailure(call, classifyTransportError(transportError, a.route.provider, a.route.timeouts), 'stream');
-  if (streamError !== undefined) throw upstreamFailure(call, new ProxyError('upstream_error', { status: 200, detail: streamError.message }), 'stream');
-  // A stream that ended without saying why was cut short: the client hears an error, never a finish.
-  if (final.finish_reason === null) {
-    throw upstreamFailure(call, new ProxyError('upstream_error', { status: 200, detail: 'the stream ended without a finish reason (cut short)' }), 'stream');
+  const provider = call.attempts!.deployment.provider;
+  const failure = transportError !== undefined ? transportFailure(call, transportError)
+    : received > limit ? new ProxyError('upstream_reply_too_large', { provider, limit })
+      : streamError?.code === 'upstream_bad_reply' ? new ProxyError('upstream_bad_reply', { provider, detail: streamError.message })
+        : streamError !== undefined ? new ProxyError('upstream_error', { status: 200, detail: streamError.message })
+          // A stream that ended without saying why was cut short: the client hears an error, never a finish.
+          : final.finish_reason === null ? new ProxyError('upstream_error', { status: 200, detail: 'the stream ended without a finish reason (cut short)' })
+            : undefined;
+  if (failure !== undefined) {
+    call.partial = final;
+    throw upstreamFailure(call, failure, 'stream');
   }
+  endUpstream(call);
   await recordAnswer(call, final, firstByte);
   await out.end(final);
 }
@@ -318,7 +394,7 @@ async function recordAnswer(call: Call, final: NeutralReply, firstByte: number |
   }
   turn.append({
     type: 'llm.resp', req: call.reqEvent!.seq, reply: final, origin: call.origin, timings: timings(call.callStarted!, firstByte),
-    ...(providerMiss ? { provider_miss: true as const } : {}),
+    ...(providerMiss ? { provider_miss: true as const } : {}), ...attemptFields(call),
   });
   call.logged = true;
   const sync = call.trace.stage('log.sync');
@@ -329,6 +405,7 @@ async function recordAnswer(call: Call, final: NeutralReply, firstByte: number |
   sync.end();
   call.trace.set({ ...usageAttributes(final.usage, final.finish_reason), ...prefixAttributes(cause, final.usage?.cached_tokens, call.previousPrompt) });
   if (call.trace.captureContent) call.trace.set(contentAttributes(redactDeep(a.client.messages).value, redactDeep({ content: final.content, tool_calls: final.tool_calls }).value));
+  await deps.limits?.charge(a.key, a.route, final.usage);
   recordReply(deps.metrics, a.labels, a.route, final, call.previousPrompt);
   recordCacheSaving(deps.metrics, a.labels, a.route, final.usage);
   if (a.route.price !== undefined) recordPrices(deps.metrics, a.labels, a.route.figures.prices);
@@ -394,8 +471,10 @@ async function fail(call: Call, thrown: unknown): Promise<void> {
   const err = thrown instanceof CountedFailure ? thrown.error : thrown;
   endUpstream(call, err);
   if (call.reqEvent !== undefined && !call.logged) {
+    // A streamed client got part of a reply: the log says what, as a failure, never as a reply.
+    const partial = call.stream !== undefined && call.partial !== undefined && hasContent(call.partial) ? { partial: call.partial } : {};
     try {
-      call.turn.append({ type: 'llm.error', req: call.reqEvent.seq, error: err instanceof Error ? err.message : String(err) });
+      call.turn.append({ type: 'llm.error', req: call.reqEvent.seq, error: err instanceof Error ? err.message : String(err), ...attemptFields(call), ...partial });
       call.logged = true;
       await call.turn.session.log.sync();
     } catch {
@@ -425,6 +504,10 @@ async function logAborted(call: Call, partial: NeutralReply, firstByte: number |
 function timings(callStarted: number, firstByte: number | undefined) {
   const now = performance.now();
   return { ...(firstByte === undefined ? {} : { ttfb_ms: Math.round(firstByte - callStarted) }), total_ms: Math.round(now - callStarted) };
+}
+
+function hasContent(reply: NeutralReply): boolean {
+  return (reply.content ?? '') !== '' || (reply.thinking ?? '') !== '' || (reply.tool_calls?.length ?? 0) > 0;
 }
 
 function emptyReply(): NeutralReply {

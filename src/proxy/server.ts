@@ -6,6 +6,8 @@ import { createMetrics, type Metrics } from '../metrics/registry.js';
 import { SessionManager } from '../session/manager.js';
 import { buildApp } from './app.js';
 import { checkExposure } from './client-auth.js';
+import { ClientLimits } from './client-limits.js';
+import { SpendLedger } from './spend-ledger.js';
 import { ImageStore } from './images.js';
 import { Upstreams } from './upstream.js';
 import { createTracing } from '../tracing/tracing.js';
@@ -23,7 +25,9 @@ export interface RunningProxy {
 export async function startProxy(config: Config, opts: { now?: () => Date; logger?: FastifyBaseLogger; warn?: (line: string) => void } = {}): Promise<RunningProxy> {
   checkExposure(config);
   const now = opts.now ?? (() => new Date());
-  const store = new LogStore(config.dataDir, { durability: config.sessions.durability });
+  const images = new ImageStore(config.dataDir, { durable: config.sessions.durability === 'fsync' });
+  // A log sync waits for the image writes begun before it: a durable line never names a missing image.
+  const store = new LogStore(config.dataDir, { durability: config.sessions.durability, beforeSync: () => images.written() });
   const sessions = new SessionManager(store, {
     now, idleMs: config.sessions.idleMinutes * 60_000, maxLive: config.sessions.maxLive, maxLiveBytes: config.sessions.maxLiveMb * 2 ** 20,
     warn: opts.warn ?? (opts.logger === undefined ? (line) => process.stderr.write(`prefix-proxy: ${line}\n`) : (line) => opts.logger!.warn(line)),
@@ -32,8 +36,12 @@ export async function startProxy(config: Config, opts: { now?: () => Date; logge
   sessions.startSweeping();
   const upstreams = new Upstreams();
   const metrics = createMetrics();
+  // Spend survives a restart: the ledger is read back before the first request is admitted.
+  const clock = () => now().getTime();
+  const opened = config.auth.keys.length === 0 ? undefined : await SpendLedger.open(config.dataDir, { durable: config.sessions.durability === 'fsync', now: clock() });
+  const limits = new ClientLimits(config.auth.keys, opened?.entries ?? [], { now: clock, metrics, ...(opened === undefined ? {} : { ledger: opened.ledger }) });
   const tracing = createTracing(config.tracing);
-  const app = buildApp({ config, sessions, upstreams, images: new ImageStore(config.dataDir), metrics, now, tracing, ...(opts.logger === undefined ? {} : { logger: opts.logger }) });
+  const app = buildApp({ config, sessions, upstreams, images, metrics, limits, now, tracing, ...(opts.logger === undefined ? {} : { logger: opts.logger }) });
   await app.listen({ host: config.listen.host, port: config.listen.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
@@ -45,6 +53,7 @@ export async function startProxy(config: Config, opts: { now?: () => Date; logge
       await app.close();
       await upstreams.close();
       await sessions.close();
+      await opened?.ledger.close();
       await tracing.shutdown();
     },
   };

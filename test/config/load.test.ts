@@ -101,7 +101,7 @@ describe('loadConfig', () => {
     expect(config.providers.c?.keySource).toMatch(/client's bearer is passed through/);
     expect(config.providers.d).toMatchObject({
       baseUrl: 'http://127.0.0.1:8000/v1',
-      timeouts: { connect_ms: 5, headers_ms: 300_000, body_ms: 300_000 },
+      timeouts: { connect_ms: 5, headers_ms: 300_000, body_ms: 300_000, deadline_ms: 600_000 },
       headers: { 'X-A': '1' },
       codexHeaders: true,
       keySource: 'none (the client\'s bearer is passed through)',
@@ -155,5 +155,23 @@ describe('OLLAMA_HOST', () => {
     expect(hostToUrl('foo bar')).toBeUndefined();
     const err = thrown(() => loadConfig({ env: { OLLAMA_HOST: 'foo bar' }, cwd: tempDir() }));
     expect(err.message).toBe('environment: OLLAMA_HOST: expected host:port or an http(s) URL, got "foo bar"');
+  });
+});
+
+describe('[auth] keys', () => {
+  const hex = 'a'.repeat(64);
+  it('reads a budget, its window (a month unless said) and a rate', () => {
+    const config = loadToml(`[auth]\nkeys = [\n  { name = "a", sha256 = "${hex}", budget_usd = 2.5, requests_per_minute = 30 },\n  { name = "b", sha256 = "${hex.toUpperCase()}", budget_period = "day" },\n]\n`);
+    expect(config.auth.keys).toEqual([
+      { name: 'a', sha256: hex, models: undefined, budgetPeriod: 'month', budgetUsd: 2.5, requestsPerMinute: 30 },
+      { name: 'b', sha256: hex, models: undefined, budgetPeriod: 'day' },
+    ]);
+  });
+
+  it('names the key at fault: a negative budget, an unknown window, a rate of 0, two keys of one name', () => {
+    expect(thrown(() => loadToml(`[auth]\nkeys = [{ name = "a", sha256 = "${hex}", budget_usd = -1 }]\n`)).message).toContain('auth.keys[0].budget_usd: expected a number >= 0');
+    expect(thrown(() => loadToml(`[auth]\nkeys = [{ name = "a", sha256 = "${hex}", budget_period = "week" }]\n`)).message).toContain('auth.keys[0].budget_period: expected one of "day", "month", "total"');
+    expect(thrown(() => loadToml(`[auth]\nkeys = [{ name = "a", sha256 = "${hex}", requests_per_minute = 0 }]\n`)).message).toContain('auth.keys[0].requests_per_minute: expected a positive integer');
+    expect(thrown(() => loadToml(`[auth]\nkeys = [{ name = "a", sha256 = "${hex}" }, { name = "a", sha256 = "${hex}" }]\n`)).message).toContain('auth.keys[1].name: another key is named "a"');
   });
 });

@@ -3,7 +3,7 @@
  * digest and the window's estimate, never the pixels; the upstream receives the stored bytes.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSessions, startWorld, tag, type World } from './harness.js';
@@ -57,6 +57,26 @@ describe('images', () => {
       const part = (r.body.messages as { content: unknown }[])[0]!.content as { type: string; image_url?: { url: string; detail?: string } }[];
       expect(part[1]).toEqual({ type: 'image_url', image_url: { url, detail: 'high' } });
     }
+  });
+
+  it('a second request with the same image writes nothing: the digest is known, the bytes come from memory', async () => {
+    const bytes = png(800, 600, tag('again'));
+    const sha = createHash('sha256').update(bytes).digest('hex');
+    const url = `data:image/png;base64,${bytes.toString('base64')}`;
+    const ask = (text: string, detail: 'auto' | 'high') => world.client.chat.completions.create({
+      model: 'ds', messages: [{ role: 'user', content: [{ type: 'text', text: tag(text) }, { type: 'image_url', image_url: { url, detail } }] }],
+    });
+    await ask('first', 'auto');
+    const blobs = join(world.dir, 'data', 'blobs');
+    expect(existsSync(join(blobs, sha))).toBe(true);
+    // Gone from the disk: a write would put it back.
+    rmSync(join(blobs, sha));
+    const names = readdirSync(blobs);
+    // Another conversation, another detail: the URL text is not recognised, the digest is.
+    await ask('second', 'high');
+    expect(readdirSync(blobs)).toEqual(names);
+    const sent = world.tap!.requests.at(-1)!.body as { messages: { content: { image_url?: { url: string } }[] }[] };
+    expect(sent.messages[0]!.content[1]!.image_url?.url).toBe(url);
   });
 
   it('a remote image URL is refused with a clear 400 and nothing is logged', async () => {

@@ -5,7 +5,7 @@ import { isProxyError } from '../../src/core/errors.js';
 import { checkExposure, ClientAuth } from '../../src/proxy/client-auth.js';
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
-const auth = new ClientAuth({ keys: [{ name: 'alice', sha256: sha('alice-key'), models: undefined }, { name: 'ci', sha256: sha('ci-key'), models: ['cheap'] }], open: false });
+const auth = new ClientAuth({ keys: [{ name: 'alice', sha256: sha('alice-key'), models: undefined, budgetPeriod: 'month' }, { name: 'ci', sha256: sha('ci-key'), models: ['cheap'], budgetPeriod: 'month' }], open: false });
 
 function code(fn: () => unknown): string | undefined {
   try {
@@ -42,6 +42,6 @@ describe('checkExposure', () => {
     expect(code(() => checkExposure({ listen: { host: '0.0.0.0', port: 1 }, auth: { keys: [], open: false } }))).toBe('500 exposed_without_keys');
     expect(code(() => checkExposure({ listen: { host: '0.0.0.0', port: 1 }, auth: { keys: [], open: true } }))).toBeUndefined();
     expect(code(() => checkExposure({ listen: { host: '127.0.0.1', port: 1 }, auth: { keys: [], open: false } }))).toBeUndefined();
-    expect(code(() => checkExposure({ listen: { host: '::', port: 1 }, auth: { keys: [{ name: 'a', sha256: sha('a'), models: undefined }], open: false } }))).toBeUndefined();
+    expect(code(() => checkExposure({ listen: { host: '::', port: 1 }, auth: { keys: [{ name: 'a', sha256: sha('a'), models: undefined, budgetPeriod: 'month' }], open: false } }))).toBeUndefined();
   });
 });

@@ -16,6 +16,7 @@ import { encodeConversation, type Conversation } from './conversation.js';
 import { loopLacksThinking, stopSequences, thinkingFor, toolChoiceFor } from './request-params.js';
 import type { WireCacheControl, WireContentBlock, WireMarkableBlock, WireTool } from './wire-types.js';
 import { jsonHeaders } from '../wire-headers.js';
+import { addExtraFields } from '../extra-fields.js';
 
 export const MESSAGES_PATH = '/messages';
 
@@ -51,6 +52,10 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
   // Thinking is incompatible with a set temperature (and with most top_p values): neither goes then.
   if (!thinkingOn && p.temperature !== undefined) body.temperature = p.temperature;
   if (!thinkingOn && p.top_p !== undefined) body.top_p = p.top_p;
+  // The client's own fields (metadata, top_k, service_tier, ...); top_k not while thinking, which
+  // refuses it as it refuses temperature (Anthropic, Extended thinking: "Thinking isn't compatible
+  // with temperature or top_k modifications").
+  addExtraFields(body, p, 'anthropic-messages', thinkingOn ? ['top_k'] : []);
 
   let breakpoints = 0;
   if (hints.cacheControl !== undefined) {

@@ -9,13 +9,16 @@
  *   images; an assistant turn keeps its text and `tool_use` calls. Thinking and redacted_thinking
  *   blocks the client echoes are ignored, as the chat endpoint ignores echoed reasoning: the log's
  *   copy goes upstream, signature and all, to the origin that made it.
- * - `cache_control`, `is_error`, `top_k`, images inside tool results, server tools, `display`,
- *   `context_management` and other beta fields do not reach the neutral request.
+ * - `cache_control`, `is_error`, images inside tool results, server tools and `display` do not reach
+ *   the neutral request; top-level fields the proxy does not read (`metadata`, `top_k`,
+ *   `service_tier`, `container`, `mcp_servers`, `context_management`, ...) go to an Anthropic
+ *   upstream only, as the client sent them (`extra`).
  */
 import type { AssistantMessage, ContentPart, NeutralMessage, RequestParams, ToolSpec } from '../../core/types.js';
 import type { ImageSink } from '../types.js';
+import { extraFields } from '../extra-fields.js';
 import { EFFORT_BUDGET } from './request-params.js';
-import type { ClientImageBlock, ClientMessage, ClientTextBlock, ClientTool, ClientToolChoice, ParsedMessages } from './inbound-parse.js';
+import { READ_FIELDS, type ClientImageBlock, type ClientMessage, type ClientTextBlock, type ClientTool, type ClientToolChoice, type ParsedMessages } from './inbound-parse.js';
 
 export interface Conversation {
   system: string | undefined;
@@ -134,6 +137,8 @@ export function toParams(body: ParsedMessages['body']): RequestParams {
   if (body.tool_choice !== undefined) toolChoice(body.tool_choice, p);
   const effort = reasoningEffort(body);
   if (effort !== undefined) p.reasoning_effort = effort;
+  const extra = extraFields(body, READ_FIELDS, 'anthropic-messages');
+  if (extra !== undefined) p.extra = extra;
   return p;
 }
 

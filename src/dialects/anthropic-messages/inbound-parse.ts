@@ -103,6 +103,13 @@ const messagesRequest = z.object({
   metadata: z.object({ user_id: z.string().nullable().optional() }).loose().optional(),
 }).loose();
 
+/**
+ * The top-level fields the proxy reads or places itself (`cache_control`: its own markers, never the
+ * client's); the rest (`metadata`, `top_k`, `service_tier`, `container`, `mcp_servers`, ...) pass to
+ * an upstream of this wire.
+ */
+export const READ_FIELDS: ReadonlySet<string> = new Set([...Object.keys(fields), 'max_tokens', 'stream', 'temperature', 'top_p', 'stop_sequences', 'cache_control']);
+
 /** `POST /v1/messages/count_tokens`: the same conversation, no reply settings. */
 const countRequest = z.object(fields).loose();
 

@@ -2,9 +2,10 @@
  * The anthropic-messages wire's client side: `POST /v1/messages` (Claude Code adds `?beta=true`),
  * answered in Anthropic's shapes, and `POST /v1/messages/count_tokens`. What each upstream wire
  * keeps of a client's request is in docs/inbound.md; in short, everything the neutral request
- * holds, less `cache_control` (the proxy places its own), `top_k`, `is_error`, server tools,
- * `thinking.display`, `context_management` and other beta body fields. The client's
- * `anthropic-beta` and `anthropic-version` headers go to an Anthropic upstream only.
+ * holds, less `cache_control` (the proxy places its own), `is_error`, server tools and
+ * `thinking.display`; top-level fields the proxy does not read (`metadata`, `top_k`,
+ * `context_management`, ...), and the client's `anthropic-beta` and `anthropic-version` headers,
+ * go to an Anthropic upstream only.
  */
 import type { ClientRequest, ImageSink, InboundDialect, ReplyMeta } from '../types.js';
 import { bearerOf } from '../wire-headers.js';

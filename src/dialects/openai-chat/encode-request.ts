@@ -9,6 +9,7 @@ import type { AssistantMessage, ContentPart, NeutralMessage, NeutralRequest, Opa
 import type { EncodeOptions } from '../types.js';
 import type { WireAssistantMessage, WireContentPart, WireMessage, WireToolCall } from './wire-types.js';
 import { jsonHeaders } from '../wire-headers.js';
+import { addExtraFields } from '../extra-fields.js';
 
 export const CHAT_COMPLETIONS_PATH = '/chat/completions';
 
@@ -30,9 +31,7 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
   if (p.reasoning_effort !== undefined) rest.reasoning_effort = p.reasoning_effort;
   // The client's own fields the proxy does not read, for an upstream of the client's wire; never
   // over a field the proxy sets.
-  if (p.extra?.wire === 'openai-chat') {
-    for (const [k, v] of Object.entries(p.extra.fields)) if (!Object.hasOwn(rest, k) && k !== 'model' && k !== 'messages') rest[k] = v;
-  }
+  addExtraFields(rest, p, 'openai-chat', ['model', 'messages']);
   if (hints.bodyKey && hints.sessionKey !== undefined) rest.prompt_cache_key = hints.sessionKey;
   // Top-level automatic caching, for routes that take it (OpenRouter to Claude); cache-hints decides.
   if (hints.cacheControl !== undefined) {

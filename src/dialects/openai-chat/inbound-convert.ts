@@ -6,6 +6,7 @@
 import type { AssistantMessage, ContentPart, NeutralMessage, RequestParams, ToolSpec } from '../../core/types.js';
 import { KNOWN_FIELDS, type ChatMessage, type ChatRequest } from './inbound-parse.js';
 import type { ImageSink } from '../types.js';
+import { extraFields } from '../extra-fields.js';
 
 export interface Conversation {
   system: string | undefined;
@@ -76,7 +77,7 @@ export function toParams(body: ChatRequest): RequestParams {
   if (body.reasoning_effort !== undefined && body.reasoning_effort !== null) p.reasoning_effort = body.reasoning_effort;
   if (body.presence_penalty !== undefined && body.presence_penalty !== null) p.presence_penalty = body.presence_penalty;
   if (body.frequency_penalty !== undefined && body.frequency_penalty !== null) p.frequency_penalty = body.frequency_penalty;
-  const extra = Object.keys(body).filter((k) => !KNOWN_FIELDS.has(k) && (body as Record<string, unknown>)[k] !== undefined).sort();
-  if (extra.length > 0) p.extra = { wire: 'openai-chat', fields: Object.fromEntries(extra.map((k) => [k, (body as Record<string, unknown>)[k]])) };
+  const extra = extraFields(body, KNOWN_FIELDS, 'openai-chat');
+  if (extra !== undefined) p.extra = extra;
   return p;
 }

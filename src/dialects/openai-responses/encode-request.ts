@@ -14,6 +14,7 @@ import type { EncodeOptions } from '../types.js';
 import { asArray, asObject, asString } from '../wire-read.js';
 import type { FunctionTool, InputImage, InputItem, InputText, ReasoningInputItem, ReasoningParam, ResponsesRequest } from './wire-types.js';
 import { jsonHeaders } from '../wire-headers.js';
+import { addExtraFields } from '../extra-fields.js';
 
 export const RESPONSES_PATH = '/responses';
 export const ENCRYPTED_REASONING = 'reasoning.encrypted_content';
@@ -33,12 +34,17 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
   if (p.temperature !== undefined) body.temperature = p.temperature;
   if (p.top_p !== undefined) body.top_p = p.top_p;
   if (p.max_tokens !== undefined) body.max_output_tokens = p.max_tokens;
+  // The client's own parts of `text` (verbosity) and `include` join the proxy's, which come first.
+  const extra = p.extra?.wire === 'openai-responses' ? p.extra.fields : {};
   const format = textFormatOf(p.response_format);
-  if (format !== undefined) body.text = { format };
+  const text = { ...(format === undefined ? {} : { format }), ...asObject(extra.text) };
+  if (Object.keys(text).length > 0) body.text = text;
   const reasoning = reasoningOf(p, route);
   if (reasoning !== undefined) body.reasoning = reasoning;
-  if (route.keepReasoning === true) body.include = [ENCRYPTED_REASONING];
+  const include = [...(route.keepReasoning === true ? [ENCRYPTED_REASONING] : []), ...(asArray(extra.include) ?? []).filter((i): i is string => typeof i === 'string')];
+  if (include.length > 0) body.include = include;
   body.store = false;
+  addExtraFields(body, p, 'openai-responses');
   if (hints.bodyKey && hints.sessionKey !== undefined) body.prompt_cache_key = hints.sessionKey;
   if (opts.stream) body.stream = true;
   // Not on this wire: stop, seed, presence_penalty, frequency_penalty (the API has no such fields).

@@ -11,14 +11,18 @@
  *   and freeform `custom` tools have no form on the chat and Anthropic wires);
  * - a `tool_choice` naming a hosted tool or `allowed_tools` (the model chooses: `auto`);
  * - `text.format` other than json_object and json_schema; `reasoning.summary` (summaries are always
- *   asked of a Responses upstream); `store`, `truncation`, `metadata`, `client_metadata`, `user`,
- *   `safety_identifier`, `service_tier`, `text.verbosity`, `top_logprobs`, item ids and statuses;
+ *   asked of a Responses upstream); `store`; item ids and statuses;
  * - images inside a `function_call_output` (a tool result is text on every wire): `[image]` instead.
+ * Top-level fields the proxy does not read (`metadata`, `service_tier`, `safety_identifier`,
+ * `truncation`, `user`, `client_metadata`, ...), `text` less its `format` and `include` less the
+ * encrypted reasoning go to a Responses upstream only, as the client sent them (`extra`).
  */
 import type { AssistantMessage, ContentPart as NeutralPart, NeutralMessage, RequestParams, ToolSpec } from '../../core/types.js';
 import { ProxyError } from '../../core/errors.js';
 import type { ImageSink } from '../types.js';
-import type { ContentPart, FunctionToolParam, InputItem, ResponsesBody } from './inbound-parse.js';
+import { extraFields } from '../extra-fields.js';
+import { ENCRYPTED_REASONING } from './encode-request.js';
+import { READ_FIELDS, type ContentPart, type FunctionToolParam, type InputItem, type ResponsesBody } from './inbound-parse.js';
 
 export interface Conversation {
   system: string | undefined;
@@ -120,7 +124,25 @@ export function toParams(body: ResponsesBody): RequestParams {
   if (format !== undefined) p.response_format = format;
   const effort = body.reasoning?.effort;
   if (effort !== undefined && effort !== null) p.reasoning_effort = effort;
+  const extra = extraFields({ ...body, text: textExtra(body.text), include: includeExtra(body.include) }, READ_FIELDS, 'openai-responses');
+  if (extra !== undefined) p.extra = extra;
   return p;
+}
+
+/** `text` less `format`, which the proxy reads (`verbosity`, ...). */
+function textExtra(text: ResponsesBody['text']): Record<string, unknown> | undefined {
+  if (text === undefined || text === null) return undefined;
+  const { format: _format, ...rest } = text;
+  return Object.keys(rest).length > 0 ? rest : undefined;
+}
+
+/**
+ * `include` less the encrypted reasoning, which the proxy reads for its answer and asks of the
+ * upstream itself when the route keeps reasoning.
+ */
+function includeExtra(include: ResponsesBody['include']): string[] | undefined {
+  const rest = (include ?? []).filter((i) => i !== ENCRYPTED_REASONING);
+  return rest.length > 0 ? rest : undefined;
 }
 
 /** `auto`/`none`/`required` pass; `{type: function, name}` is chat's `{type: function, function: {name}}`. */

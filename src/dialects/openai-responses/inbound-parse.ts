@@ -77,6 +77,13 @@ const responsesRequest = z.object({
 
 export type ResponsesBody = z.infer<typeof responsesRequest>;
 
+/**
+ * The top-level fields the proxy reads or sets itself; the rest (`metadata`, `service_tier`,
+ * `safety_identifier`, `truncation`, `user`, ...) pass to an upstream of this wire. `text` and
+ * `include` pass in part: what the proxy does not read of them (inbound-convert.ts).
+ */
+export const READ_FIELDS: ReadonlySet<string> = new Set(Object.keys(responsesRequest.shape).filter((k) => k !== 'text' && k !== 'include'));
+
 export interface ParsedResponses {
   body: ResponsesBody;
   input: InputItem[];

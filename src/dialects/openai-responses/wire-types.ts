@@ -81,7 +81,8 @@ export interface ResponsesRequest {
   temperature?: number;
   top_p?: number;
   max_output_tokens?: number;
-  text?: { format: unknown };
+  /** `format` from the request's response_format; other keys (`verbosity`) as the client sent them. */
+  text?: { format?: unknown; [key: string]: unknown };
   reasoning?: ReasoningParam;
   include?: string[];
   store: false;
