@@ -140,6 +140,13 @@ export const RULES: readonly Rule[] = [
   prefixed('supabase', ['sb_secret_', 'sbp_'], String.raw`(?:sb_secret_[A-Za-z0-9_\-]{31,64}|sbp_(?:v0_)?[a-f0-9]{40})`),
   prefixed('replicate', ['r8_'], 'r8_[A-Za-z0-9]{37}', (s) => digitAndLetter(s.slice(3))),
   prefixed('fireworks', ['fw_'], 'fw_[A-Za-z0-9]{20,40}', (s) => mixed(s.slice(3))),
+  // Shapes read from secretlint's recommended preset (docs/decisions.md, Compared with a maintained rule set).
+  prefixed('1password', ['ops_ey'], 'ops_ey[A-Za-z0-9+/=]{100,1280}'),
+  prefixed('grafana', ['glc_', 'glsa_'], '(?:glc_[A-Za-z0-9+/]{32,400}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8})'),
+  prefixed('vercel', ['vcp_', 'vci_', 'vca_', 'vcr_', 'vck_'], 'vc[piark]_[A-Za-z0-9]{20,60}', (s) => mixed(s.slice(4))),
+  prefixed('figma', ['figd_'], String.raw`figd_[A-Za-z0-9_\-]{40,200}`),
+  prefixed('cloudflare', ['cfk_', 'cfut_', 'cfat_'], '(?:cfk|cfut|cfat)_[A-Za-z0-9]{40}[0-9a-f]{8}'),
+  prefixed('tailscale', ['tskey-'], String.raw`tskey-[a-z]{2,20}-[0-9A-Za-z_]{8,40}-[0-9A-Za-z_]{16,60}`),
   prefixed('mailgun', ['key-'], 'key-[a-f0-9]{32}', (s) => digitAndLetter(s.slice(4))),
   {
     // Mailgun's newer keys: 32 hex, then two groups of 8 (a UUID is 8-4-4-4-12).

@@ -26,9 +26,10 @@ const BEGIN = '-----BEGIN ';
 const END = '-----END ';
 const PK = 'PRIVATE KEY-----';
 
-function pem(pick: Pick, label: string, lines: number, width = 64, sep = '\n'): { block: string; body: string } {
+/** A PEM block whose body starts with the format's real leading bytes (`MII` for DER, ...). */
+function pem(pick: Pick, label: string, magic: string, lines: number, width = 64, sep = '\n'): { block: string; body: string } {
   const body = Array.from({ length: lines }, () => pick(B64, width)).join(sep);
-  return { block: `${BEGIN}${label}${PK}${sep}${body}${sep}${END}${label}${PK}`, body };
+  return { block: `${BEGIN}${label}${PK}${sep}${magic}${body}${sep}${END}${label}${PK}`, body };
 }
 
 function jwt(pick: Pick, payload: object): string {
@@ -189,23 +190,23 @@ const MAKERS: [string, Maker][] = [
     return [`${BEGIN}PGP PRIVATE KEY BLOCK-----\nComment: exported\n\nlQOYBF${body}\n... (output truncated)`, [body]];
   }],
   ['RSA private key in a cat output', (p) => {
-    const { block, body } = pem(p, 'RSA ', 12);
+    const { block, body } = pem(p, 'RSA ', 'MIIEow', 12);
     return [`$ cat ~/.ssh/id_rsa\n${block}\n`, [body]];
   }],
   ['EC private key', (p) => {
-    const { block, body } = pem(p, 'EC ', 3);
+    const { block, body } = pem(p, 'EC ', 'MHcCAQEEI', 3);
     return [`key.pem:\n${block}`, [body]];
   }],
   ['OpenSSH private key', (p) => {
-    const { block, body } = pem(p, 'OPENSSH ', 7, 70);
+    const { block, body } = pem(p, 'OPENSSH ', 'b3BlbnNzaC1rZXktdjEAAAAA', 7, 70);
     return [block, [body]];
   }],
   ['encrypted PKCS#8 private key', (p) => {
-    const { block, body } = pem(p, 'ENCRYPTED ', 10);
+    const { block, body } = pem(p, 'ENCRYPTED ', 'MIIFHzBJBgkqhkiG9w0BBQ0w', 10);
     return [block, [body]];
   }],
   ['GCP service-account JSON private_key', (p) => {
-    const { block, body } = pem(p, '', 20, 64, '\\n');
+    const { block, body } = pem(p, '', 'MIIEvQIBADANBgkqhkiG9w0BAQEFAASC', 20, 64, '\\n');
     return [`{\n  "type": "service_account",\n  "project_id": "my-proj",\n  "private_key_id": "${p(HEX, 40)}",\n  "private_key": "${block}\\n",\n  "client_email": "svc@my-proj.iam.gserviceaccount.com"\n}`, [body.slice(0, 200), body.slice(-200)]];
   }],
   ['Cookie header in curl', (p) => {
@@ -231,12 +232,13 @@ const MAKERS: [string, Maker][] = [
     return [`AxiosError: Request failed with status code 401\n    config: { headers: { Accept: 'application/json', Authorization: 'Bearer ${token}' } }`, [token.split('.')[2]!, token.split('.')[1]!]];
   }],
   // --- vendor prefixes ---
+  // OpenAI's keys carry `T3BlbkFJ` (base64 of "OpenAI") mid-key.
   ['OpenAI sk- in Python source', (p, m) => {
-    const key = 'sk-' + m(48);
+    const key = 'sk-' + m(20) + 'T3Blbk' + 'FJ' + m(20);
     return [`from openai import OpenAI\nclient = OpenAI(api_key="${key}")\n`, [key.slice(3)]];
   }],
   ['OpenAI sk-proj- in a .env', (p) => {
-    const key = 'sk-proj-' + 'Ab3' + p(B64URL, 153);
+    const key = 'sk-proj-' + 'Ab3' + p(B64URL, 71) + 'T3Blbk' + 'FJ' + p(B64URL, 74);
     return [`OPENAI_API_KEY=${key}\nOPENAI_ORG=org-${p(ALNUM, 24)}\n`, [key.slice(8)]];
   }],
   ['Anthropic sk-ant- in a shell export', (p) => {
@@ -419,6 +421,31 @@ const MAKERS: [string, Maker][] = [
   ['Fireworks key in a JS config', (p, m) => {
     const key = 'fw_' + m(24);
     return [`const fireworks = createFireworks({ apiKey: '${key}' });`, [key.slice(3)]];
+  }],
+  ['1Password service account token', (p) => {
+    const token = 'ops_' + Buffer.from(JSON.stringify({ signInAddress: 'my.1password.com', email: `${p(ALPHA.lower, 26)}@1passwordserviceaccounts.com`, secretKey: p(ALNUM, 40) })).toString('base64');
+    return [`export OP_SERVICE_ACCOUNT_TOKEN=${token}`, [token.slice(4 + 40)]];
+  }],
+  ['Grafana Cloud and service-account tokens', (p) => {
+    const cloud = 'glc_' + p(B64, 80) + '==';
+    const sa = 'glsa_' + p(ALNUM, 32) + '_' + p(HEX, 8);
+    return [`grafana:\n  cloud_token: ${cloud}\n  sa: ${sa}\n`, [cloud.slice(4), sa.slice(5)]];
+  }],
+  ['Vercel token', (p, m) => {
+    const token = 'vcp_' + m(40);
+    return [`vercel deploy --prod --token ${token}`, [token.slice(4)]];
+  }],
+  ['Figma personal access token', (p) => {
+    const token = 'figd_' + p(B64URL, 40);
+    return [`curl -H 'X-Figma-Token: ${token}' https://api.figma.com/v1/me`, [token.slice(5)]];
+  }],
+  ['Cloudflare API token', (p) => {
+    const token = 'cfut_' + p(ALNUM, 40) + p(HEX, 8);
+    return [`CLOUDFLARE_API_TOKEN=${token}`, [token.slice(5)]];
+  }],
+  ['Tailscale auth key', (p) => {
+    const key = 'tskey-' + 'auth-' + p(ALNUM, 12) + '-' + p(ALNUM, 30);
+    return [`sudo tailscale up --authkey=${key}`, [key.slice(11)]];
   }],
   ['xAI key in a .env', (p, m) => {
     const key = 'xai-' + m(80);
