@@ -55,11 +55,24 @@ export const BARE_ASSIGNMENT = new RegExp(
 /** A JSON object's key ends with a key word; the member's string value is judged as quoted. */
 const KEY_END = new RegExp(String.raw`${KEYWORD}$`, 'i');
 
+/** A key word's last letters right before a separator (`DB_PASSWORD=`, `"token": `). */
+const KEY_TAIL = /(?:word|wd|phrase|pass|pwd|secret|token|key|base)\\?["'\x60]?\]?[ \t]*$/i;
+const SEPARATOR = /[:=]/g;
+
 /**
- * The cheap pre-check: a key word's last letters right before a separator. Base64 blobs hold
- * `key` or `pass` by chance, but `=` only at their end and `:` never.
+ * The cheap pre-check, run on every string: looks only behind each `:` and `=`. A base64 blob has
+ * none but its padding, so it costs one scan for two characters; text with many separators (JSON)
+ * falls back to one scan for the key words.
  */
-export const ASSIGNMENT_ANCHOR = /(?:word|wd|phrase|pass|pwd|secret|token|key|base)\\?["'\x60]?\]?[ \t]*[:=]/i;
+export function assignmentAnchor(text: string): boolean {
+  SEPARATOR.lastIndex = 0;
+  let seen = 0;
+  for (let m = SEPARATOR.exec(text); m !== null; m = SEPARATOR.exec(text)) {
+    if (++seen > 64) return /(?:word|wd|phrase|pass|pwd|secret|token|key|base)\\?["'\x60]?\]?[ \t]*[:=]/i.test(text);
+    if (KEY_TAIL.test(text.slice(Math.max(0, m.index - 16), m.index))) return true;
+  }
+  return false;
+}
 
 export type Groups = Record<string, string | undefined>;
 

@@ -16,7 +16,7 @@
  * from redact-assignments.ts.
  */
 import {
-  ASSIGNMENT_ANCHOR, BARE_ASSIGNMENT, ENV_ASSIGNMENT, QUOTED_ASSIGNMENT, acceptBare, acceptEnv, acceptQuoted, assignedKind, cutBare,
+  BARE_ASSIGNMENT, ENV_ASSIGNMENT, QUOTED_ASSIGNMENT, acceptBare, acceptEnv, acceptQuoted, assignedKind, assignmentAnchor, cutBare,
   type Groups,
 } from './redact-assignments.js';
 
@@ -58,9 +58,17 @@ function matches(re: RegExp): (text: string) => boolean {
   return (text) => re.test(text);
 }
 
-/** A shape that starts with a fixed prefix: boundary, the whole token as `secret`, boundary. */
+/**
+ * A shape that starts with a fixed prefix: boundary, the whole token as `secret`, boundary. The
+ * pre-check is the prefix, then the body alone: a regex that opens with a literal is searched for
+ * fast, where one that opens with the boundary's lookbehind is tried at every position, and a
+ * blob holds a prefix (`SK`, `AKIA`) far more often than the whole body after it.
+ */
 function prefixed(kind: string, anchors: string[], body: string, accept?: (s: string) => boolean): Rule {
-  const rule: Rule = { kind, anchor: anyOf(...anchors), re: new RegExp(`${LEAD}(?<secret>${body})${TAIL}`, 'g') };
+  const bodyRe = new RegExp(body);
+  const hasPrefix = anyOf(...anchors);
+  const anchor = (text: string): boolean => hasPrefix(text) && bodyRe.test(text);
+  const rule: Rule = { kind, anchor, re: new RegExp(`${LEAD}(?<secret>${body})${TAIL}`, 'g') };
   if (accept !== undefined) rule.accept = accept;
   return rule;
 }
@@ -151,7 +159,7 @@ export const RULES: readonly Rule[] = [
   {
     // Mailgun's newer keys: 32 hex, then two groups of 8 (a UUID is 8-4-4-4-12).
     kind: 'mailgun',
-    anchor: matches(/[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}/),
+    anchor: (text) => text.includes('-') && /[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}/.test(text),
     re: new RegExp(String.raw`${LEAD}(?<secret>[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8})${TAIL}`, 'g'),
   },
   {
@@ -221,9 +229,9 @@ export const RULES: readonly Rule[] = [
     anchor: anyOf('machine'),
     re: /(?<pre>\bmachine[ \t]+\S{1,253}[ \t\r\n]+login[ \t]+\S{1,128}[ \t\r\n]+password[ \t]+)(?<secret>(?!\[redacted:)\S{1,256})/g,
   },
-  { kind: 'password', anchor: matches(ASSIGNMENT_ANCHOR), re: ENV_ASSIGNMENT, accept: acceptEnv, kindOf: assignedKind },
-  { kind: 'password', anchor: matches(ASSIGNMENT_ANCHOR), re: QUOTED_ASSIGNMENT, accept: acceptQuoted, kindOf: assignedKind },
-  { kind: 'password', anchor: matches(ASSIGNMENT_ANCHOR), re: BARE_ASSIGNMENT, accept: acceptBare, kindOf: assignedKind, cut: cutBare },
+  { kind: 'password', anchor: assignmentAnchor, re: ENV_ASSIGNMENT, accept: acceptEnv, kindOf: assignedKind },
+  { kind: 'password', anchor: assignmentAnchor, re: QUOTED_ASSIGNMENT, accept: acceptQuoted, kindOf: assignedKind },
+  { kind: 'password', anchor: assignmentAnchor, re: BARE_ASSIGNMENT, accept: acceptBare, kindOf: assignedKind, cut: cutBare },
 ];
 
 /** Object keys whose string value is a credential whatever its shape (headers kept as JSON). */

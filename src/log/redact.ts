@@ -7,8 +7,11 @@
  * may appear more than once. Redacting already-redacted text is a no-op with no hits.
  *
  * Cost: a string with no anchor (the usual case, and every base64 blob) costs one `includes` per
- * rule; about 1 ms per 100 KB of text here. Values that need no change are returned as is (same
- * reference), so an event with no secret is not copied.
+ * rule, or a literal-led regex test; measured here (CPU, shared machine) about 0.5 ms for a 16 KB
+ * base64 blob, as before the key-named rules were added, and about 35 us for 1 KB of prose. No
+ * rule backtracks: 1 MB of adversarial text costs under 60 ms (test/log/redact-corpus.test.ts).
+ * Values that need no change are returned as is (same reference), so an event with no secret is
+ * not copied.
  */
 import { ProxyError } from '../core/errors.js';
 import { MAX_JSON_DEPTH } from '../core/json-depth.js';
