@@ -13,7 +13,7 @@ import { registerAdmin } from './admin.js';
 import { INBOUND_DIALECTS } from '../dialects/registry.js';
 import type { InboundDialect } from '../dialects/types.js';
 import { countTokens } from './count-tokens.js';
-import { handleRequest, routeLabels, UNROUTED } from './pipeline.js';
+import { handleRequest, routeLabels, UNROUTED } from './pipeline/index.js';
 import type { ImageStore } from './images.js';
 import { ClientAuth } from './client-auth.js';
 import { ClientLimits } from './client-limits.js';

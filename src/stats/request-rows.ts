@@ -64,7 +64,7 @@ export function requestRows(events: readonly LogEvent[], prices: PriceBook): Req
       const row = bySeq.get(event.req);
       if (row === undefined) continue; // its request is before the part of the log that was read
       applyReply(row, event, previousPrompt, prices);
-      // The live proxy's predecessor is the last reply it relayed in full (src/proxy/pipeline.ts).
+      // The live proxy's predecessor is the last reply it relayed in full (src/proxy/pipeline/).
       if (event.aborted !== true) previousPrompt = event.reply.usage?.prompt_tokens;
     } else if (event.type === 'llm.error') {
       const row = bySeq.get(event.req);

@@ -129,7 +129,7 @@ describe('dashboard queries against a real Prometheus', () => {
 
   it('the saving series holds the writer route\'s cache read at its prices', async () => {
     const saved = await scalar('sum(proxy_cost_saved_usd_total{model="writer"})');
-    expect(saved, 'no proxy_cost_saved_usd_total: is recordCacheSaving called in src/proxy/pipeline.ts?').toBeDefined();
+    expect(saved, 'no proxy_cost_saved_usd_total: is recordCacheSaving called in src/proxy/pipeline/?').toBeDefined();
     expect(saved).toBeCloseTo((2900 * (3 - 0.3)) / 1e6, 12);
   });
 
@@ -137,7 +137,7 @@ describe('dashboard queries against a real Prometheus', () => {
     const promql = substituteVariables(e.expr);
     const r = await query(promql);
     expect(r.status, `${promql}: ${r.error ?? ''}`).toBe('success');
-    const hint = promql.includes('proxy_cost_saved_usd_total') ? ' (is recordCacheSaving called in src/proxy/pipeline.ts?)' : '';
+    const hint = promql.includes('proxy_cost_saved_usd_total') ? ' (is recordCacheSaving called in src/proxy/pipeline/?)' : '';
     expect(r.data!.result.length, `no data for ${promql}${hint}`).toBeGreaterThan(0);
   });
 });

@@ -1,0 +1,73 @@
+/**
+ * The first stage: the body read in the client's wire, the client's key checked, the route
+ * resolved, the parameters as the log will hold them. Throws a 4xx for bad input; nothing is
+ * logged before this stage has passed.
+ */
+import type { FastifyRequest } from 'fastify';
+import { resolveRoute } from '../../config/routes.js';
+import { ProxyError } from '../../core/errors.js';
+import { withoutRefused } from '../../dialects/extra-fields.js';
+import { dialectFor } from '../../dialects/registry.js';
+import type { InboundDialect } from '../../dialects/types.js';
+import { redactDeep } from '../../log/redact.js';
+import { answerKey } from '../../session/manager.js';
+import { withoutVolatile } from '../../window/volatile-lines.js';
+import type { AppDeps } from '../app.js';
+import { forwardedHeaders } from '../forwarded-headers.js';
+import { summaryOf } from '../request-log.js';
+import { explicitSessionId } from '../session-id.js';
+import type { Admitted } from './call.js';
+
+/** Read the body in the client's wire, resolve the route. Throws a 4xx for bad input. */
+export function admit(inbound: InboundDialect, req: FastifyRequest, deps: AppDeps): Admitted {
+  const presented = inbound.apiKey(req.headers);
+  const key = deps.auth?.identify(presented);
+  const parsed = inbound.parse(req.body, (url, detail, param) => deps.images.put(url, detail, param));
+  const route = resolveRoute(deps.config, parsed.model);
+  deps.auth?.allow(key, route.name);
+  if (key !== undefined) summaryOf(req).client = key.name;
+  deps.limits?.admit(key);
+  // Lines that change every request (a per-request nonce) never reach the log, so never the prefix.
+  const unredacted = withoutVolatile(parsed, route.volatileLines);
+  // Parameters go into llm.req, which the log redacts: they go upstream as the log holds them,
+  // so that replay rebuilds the digest (a credential in `metadata` never leaves either), less the
+  // fields the upstream refuses (named in the record).
+  const params = withoutRefused(redactDeep(unredacted.params).value, route.dialect.wire, route.refuses);
+  const client = { ...unredacted, params };
+  const retry = deps.retries?.isRetry(req.headers) === true;
+  const dialect = dialectFor(route.dialect.wire);
+  return {
+    inbound,
+    client,
+    route,
+    dialect,
+    labels: { provider: route.provider, model: route.label },
+    key,
+    // A client key is the proxy's own: it is never passed on to the upstream.
+    apiKey: route.apiKey ?? (key === undefined ? presented : undefined),
+    passThroughKey: key === undefined ? presented : undefined,
+    forwarded: forwardedHeaders(req.headers, dialect, route.dialect.headers),
+    incoming: {
+      explicitId: explicitSessionId(req.headers, client.idFields, deps.config.sessions),
+      system: client.system,
+      tools: client.tools,
+      messages: client.messages,
+      recipe: route.recipe,
+      ...(retry ? { retry: answerKey(route.name, route.dialect.model, client.params) } : {}),
+    },
+  };
+}
+
+/**
+ * A request that names a logged reply instead of sending the conversation (Responses'
+ * `previous_response_id`): the conversation up to that reply goes before its messages, and the
+ * session that holds it is the one the request continues (docs/inbound.md).
+ */
+export async function continueFrom(a: Admitted, deps: AppDeps): Promise<void> {
+  const ref = a.client.continues!;
+  const before = await deps.sessions.conversationAt(ref.session, ref.seq);
+  if (before === undefined) throw new ProxyError('previous_response_not_found', { id: ref.id }, { param: 'previous_response_id' });
+  a.incoming.messages = [...before.messages, ...a.incoming.messages];
+  a.incoming.system ??= before.system;
+  a.incoming.continues = ref.session;
+}

@@ -1,0 +1,43 @@
+/**
+ * The build stage: the window over the session's log, the cache hints, the wire body, and the
+ * `llm.req` record written before anything is sent (replay rebuilds the digest from it).
+ */
+import { hintsFor, hintsRecord } from '../../cache-hints/session-hints.js';
+import type { BreakCause } from '../../core/events.js';
+import type { NeutralRequest } from '../../core/types.js';
+import type { Turn } from '../../session/manager.js';
+import { firstDifference } from '../../window/index.js';
+import { summaryOf } from '../request-log.js';
+import type { Call } from './call.js';
+
+/** The window, the hints and the wire body; `llm.req` is written before anything is sent. */
+export function build(call: Call) {
+  const { a, turn, deps } = call;
+  const params = a.client.params;
+  const built = turn.session.window.build({ route: a.route.name, model: a.route.dialect.model, origin: call.origin, params });
+  // The lineage's key: a fork or side call lands on the replica that holds its parent's prefix.
+  const hints = hintsFor(a.route, turn.session.lineage);
+  const cause = breakCause(turn, built.request);
+  // Encoded before llm.req is written: the record names the breakpoints the dialect placed. The
+  // digest is the neutral request's, which encoding does not touch.
+  const encoded = a.dialect.encodeRequest(built.request, a.route.dialect, hints, { stream: true, resolveImage: (sha) => deps.images.resolve(sha), ...(deps.wireMemo === undefined ? {} : { memo: deps.wireMemo }) });
+  call.reqEvent = turn.append({
+    type: 'llm.req', digest: built.digest, recipe_version: turn.session.window.recipe?.version ?? a.route.recipe.version,
+    route: a.route.name, model: a.route.dialect.model, origin: call.origin, params, elided: built.elided, est_tokens: built.estTokens,
+    hints: hintsRecord(hints, encoded.cacheBreakpoints), cause,
+  });
+  turn.sent(built.request);
+  summaryOf(call.req).cause = cause;
+  if (built.trimmed) deps.metrics.windowTrims.inc(a.labels);
+  Object.assign(encoded.headers, a.forwarded);
+  if (a.apiKey !== undefined) Object.assign(encoded.headers, a.dialect.authHeaders(a.apiKey));
+  return { encoded, digest: built.digest, cause, estTokens: built.estTokens, trimmed: built.trimmed };
+}
+
+/** Why this request's prefix differs from the session's previous request (docs/architecture.md 8). */
+function breakCause(turn: Turn, request: NeutralRequest): BreakCause {
+  const previous = turn.session.previousRequest;
+  if (previous === undefined) return 'first';
+  const diff = firstDifference(previous, request, turn.appended);
+  return diff?.cause ?? 'none';
+}
