@@ -100,6 +100,12 @@ export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
     wireCacheMb: file.sessions?.wire_cache_mb ?? DEFAULT_WIRE_CACHE_MB,
     durability: file.sessions?.durability ?? 'fsync',
   };
+  const store = {
+    kind: file.store?.kind ?? 'files',
+    urlEnv: file.store?.url_env ?? 'PREFIX_PROXY_DATABASE_URL',
+    pool: file.store?.pool ?? 20,
+    lockWaitMs: (file.store?.lock_wait_seconds ?? 60) * 1000,
+  } as const;
   return {
     file: ctx.fromFile ? ctx.file : undefined,
     listen,
@@ -116,6 +122,7 @@ export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
     volatileLines,
     defaultSizes: defaults.sizes,
     sessions,
+    store,
     warnings,
     describe() {
       return describeConfig(this);
