@@ -191,11 +191,15 @@ export class PgSessionLog implements SessionWriter {
   async #claim(): Promise<CaughtUp> {
     if (this.#claimed !== undefined) return { events: [], offsets: [] };
     const client = await this.#pool.connect();
+    // A connection lost while held (the server restarted, a network cut) takes the lock with it:
+    // the next batch fails on it or, sent elsewhere, meets the primary key; never an uncaught error.
+    client.on('error', ignore);
     try {
       // lock_timeout bounds the wait for the advisory lock as for any other lock.
       await client.query(`SET lock_timeout = ${Math.max(1, Math.floor(this.#lockWaitMs))}`);
       await client.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [this.id]);
     } catch (err) {
+      client.off('error', ignore);
       client.release();
       if ((err as { code?: string }).code === '55P03') {
         throw new ProxyError('log_locked', { file: this.#where, pid: `another replica (waited ${this.#lockWaitMs} ms)` });
@@ -234,6 +238,7 @@ export class PgSessionLog implements SessionWriter {
       failure = err;
     }
     this.#claimed = undefined;
+    client.off('error', ignore);
     try {
       await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [this.id]);
       client.release();
@@ -294,3 +299,5 @@ export class PgSessionLog implements SessionWriter {
     }
   }
 }
+
+function ignore(): void {}
