@@ -82,6 +82,13 @@ export interface Store {
   open(id: string, opts: OpenOptions): Promise<SessionWriter>;
   readIndex<T = unknown>(id: string): Promise<T | undefined>;
   writeIndex(id: string, value: unknown): Promise<void>;
+  /** The log's lines as stored, byte for byte, without their newlines; a torn log is `log_malformed`. */
+  exportLines(id: string): Promise<string[]>;
+  /**
+   * A new log holding exactly these lines, durable when this resolves (`proxy migrate`); a
+   * session that already exists is `bad_argument`, and nothing is written.
+   */
+  importLog(id: string, lines: readonly string[]): Promise<void>;
   /** Every session's saved index and log size, read once at startup. */
   indexSnapshot(): Promise<IndexSnapshot[]>;
   /**

@@ -115,6 +115,40 @@ export class PgStore implements Store {
     }
   }
 
+  async exportLines(id: string): Promise<string[]> {
+    if (!(await this.exists(id))) throw new ProxyError('session_not_found', { session: id, file: this.file(id) });
+    const { rows } = await this.#pool.query<{ line: string }>('SELECT line FROM events WHERE session_id = $1 ORDER BY seq', [id]);
+    return rows.map((r) => r.line);
+  }
+
+  /** One transaction: the session row and every event, at the offsets the lines have as a file. */
+  async importLog(id: string, lines: readonly string[]): Promise<void> {
+    const where = this.file(id);
+    const client = await this.#pool.connect();
+    try {
+      await client.query('BEGIN');
+      const made = await client.query('INSERT INTO sessions (id) VALUES ($1) ON CONFLICT (id) DO NOTHING', [id]);
+      if (made.rowCount !== 1) throw new ProxyError('bad_argument', { detail: `${where} exists already; nothing was written` });
+      const rows = { seq: [] as number[], off: [] as number[], type: [] as string[], line: [] as string[] };
+      let off = 0;
+      lines.forEach((line, i) => {
+        const event = JSON.parse(line) as { type?: unknown };
+        rows.seq.push(i + 1);
+        rows.off.push(off);
+        rows.type.push(String(event.type));
+        rows.line.push(line);
+        off += Buffer.byteLength(line, 'utf8') + 1;
+      });
+      await client.query('INSERT INTO events (session_id, seq, off, type, line) SELECT $1, * FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::text[])', [id, rows.seq, rows.off, rows.type, rows.line]);
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
   async readIndex<T = unknown>(id: string): Promise<T | undefined> {
     const { rows } = await this.#pool.query<{ index: T | null }>('SELECT index FROM sessions WHERE id = $1', [checkId(id)]);
     return rows[0]?.index ?? undefined;
