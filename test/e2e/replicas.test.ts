@@ -122,6 +122,17 @@ describe('two replicas on one PostgreSQL', () => {
     expect(JSON.parse(replay.stdout)).toMatchObject({ requests: 14, failed: 0 });
     const listed = await runCli(['sessions', '--json', '--store', 'postgres', '--url-env', env]);
     expect(JSON.parse(listed.stdout).sessions).toHaveLength(1);
+    const sid = JSON.parse(listed.stdout).sessions[0].id as string;
+    const stats = await runCli(['stats', sid, '--json', '--store', 'postgres', '--url-env', env]);
+    expect(JSON.parse(stats.stdout).requests).toHaveLength(14);
+    const lastReq = (await check.read(sid)).events.findLast((e) => e.type === 'llm.req')!.seq;
+    const diff = await runCli(['diff', sid, String(lastReq), '--json', '--store', 'postgres', '--url-env', env]);
+    expect(diff.code, diff.stderr).toBe(0);
+    expect(JSON.parse(diff.stdout)).toMatchObject({ seq: lastReq, cause: 'none' });
+    // Without the URL's variable set, a clear error, not a connection attempt somewhere.
+    const unset = await runCli(['sessions', '--store', 'postgres', '--url-env', 'PP_TEST_UNSET_VARIABLE']);
+    expect(unset.code).toBe(2);
+    expect(unset.stderr).toContain('$PP_TEST_UNSET_VARIABLE, which is not set');
 
     // To files: the same lines, every digest replayed from the files.
     const files = join(dir, 'moved');
