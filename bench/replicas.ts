@@ -13,6 +13,7 @@ import { createServer } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
+import pg from 'pg';
 import { createSim, type Sim } from '../src/sim/server.js';
 import { startPgServer } from '../test/store/pg-server.js';
 import { runAgent } from './agent.js';
@@ -57,10 +58,14 @@ model = "sim-model"
   return { origin, child };
 }
 
-/** Requests per second of AGENTS agents at once, each request going to the next origin in turn. */
-async function load(origins: readonly string[], seed: number): Promise<number> {
+/**
+ * Requests per second of AGENTS agents at once, each request going to the next origin in turn;
+ * `pinned`: each agent keeps to one origin (what a load balancer with session affinity does).
+ */
+async function load(all: readonly string[], seed: number, pinned: boolean): Promise<number> {
   const started = performance.now();
   await Promise.all(Array.from({ length: AGENTS }, (_, a) => {
+    const origins = pinned ? [all[a % all.length]!] : all;
     let n = a;
     const client = new OpenAI({
       baseURL: 'http://bench.invalid/v1', apiKey: 'bench', maxRetries: 0,
@@ -74,16 +79,29 @@ async function load(origins: readonly string[], seed: number): Promise<number> {
   return (AGENTS * REQUESTS) / ((performance.now() - started) / 1000);
 }
 
+/** Transactions committed in the database so far (pg_stat_database; includes this query's own). */
+async function commits(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: string }>('SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()');
+    return Number(rows[0]!.n);
+  } finally {
+    await client.end();
+  }
+}
+
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'pp-bench-replicas-'));
   const pg = await startPgServer();
   const sim = await createSim({ host: '127.0.0.1', port: 0 });
-  const rows: { setup: string; rps: number[] }[] = [];
+  const rows: { setup: string; rps: number[]; commits: number[] }[] = [];
   try {
-    const setups: { setup: string; store: 'files' | 'postgres'; replicas: number }[] = [
-      { setup: 'one replica, file store (fsync)', store: 'files', replicas: 1 },
-      { setup: 'one replica, PostgreSQL', store: 'postgres', replicas: 1 },
-      { setup: 'two replicas, one PostgreSQL, requests alternating', store: 'postgres', replicas: 2 },
+    const setups: { setup: string; store: 'files' | 'postgres'; replicas: number; pinned: boolean }[] = [
+      { setup: 'one replica, file store (fsync)', store: 'files', replicas: 1, pinned: false },
+      { setup: 'one replica, PostgreSQL', store: 'postgres', replicas: 1, pinned: false },
+      { setup: 'two replicas, one PostgreSQL, requests alternating', store: 'postgres', replicas: 2, pinned: false },
+      { setup: 'two replicas, one PostgreSQL, each agent on one', store: 'postgres', replicas: 2, pinned: true },
     ];
     // Three rounds, setups interleaved, so drift on a shared machine touches each alike.
     for (let round = 0; round < 3; round++) {
@@ -93,10 +111,14 @@ async function main(): Promise<void> {
         const procs = [];
         for (let r = 0; r < s.replicas; r++) procs.push(await serve(dir, sim, s.store, env));
         try {
-          await load(procs.map((p) => p.origin), 99); // warm-up
-          const rps = await load(procs.map((p) => p.origin), round + 1);
-          const row = rows.find((x) => x.setup === s.setup) ?? rows[rows.push({ setup: s.setup, rps: [] }) - 1]!;
+          await load(procs.map((p) => p.origin), 99, s.pinned); // warm-up
+          const before = await commits(url);
+          const rps = await load(procs.map((p) => p.origin), round + 1, s.pinned);
+          const row = rows.find((x) => x.setup === s.setup) ?? rows[rows.push({ setup: s.setup, rps: [], commits: [] }) - 1]!;
           row.rps.push(rps);
+          // The statistics collector lags: wait for it before reading the count again.
+          await new Promise((r) => setTimeout(r, 800));
+          if (s.store === 'postgres') row.commits.push(((await commits(url)) - before) / (AGENTS * REQUESTS));
         } finally {
           for (const p of procs) p.child.kill('SIGTERM');
         }
@@ -110,8 +132,11 @@ async function main(): Promise<void> {
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const base = median(rows[0]!.rps);
   process.stdout.write(`${AGENTS} agents x ${REQUESTS} streamed requests each, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), median of 3 rounds\n\n`);
-  process.stdout.write('| setup | requests/s | vs files |\n|---|---|---|\n');
-  for (const r of rows) process.stdout.write(`| ${r.setup} | ${median(r.rps).toFixed(1)} (${r.rps.map((x) => x.toFixed(0)).join(', ')}) | ${(median(r.rps) / base).toFixed(2)} |\n`);
+  process.stdout.write('| setup | requests/s (median; each round) | vs files | database commits per request |\n|---|---|---|---|\n');
+  for (const r of rows) {
+    const c = r.commits.length === 0 ? '-' : median(r.commits).toFixed(1);
+    process.stdout.write(`| ${r.setup} | ${median(r.rps).toFixed(1)} (${r.rps.map((x) => x.toFixed(0)).join(', ')}) | ${(median(r.rps) / base).toFixed(2)} | ${c} |\n`);
+  }
 }
 
 await main();

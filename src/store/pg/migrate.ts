@@ -17,6 +17,8 @@ export async function migrate(pool: pg.Pool, where: string): Promise<number[]> {
     for (const step of MIGRATIONS) {
       await client.query('BEGIN');
       try {
+        // Another replica's migration is waited for however long it takes, not [store] lock_wait_seconds.
+        await client.query('SET LOCAL lock_timeout = 0');
         await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
         await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
         const done = await client.query('SELECT 1 FROM schema_migrations WHERE version = $1', [step.version]);

@@ -195,8 +195,7 @@ export class PgSessionLog implements SessionWriter {
     // the next batch fails on it or, sent elsewhere, meets the primary key; never an uncaught error.
     client.on('error', ignore);
     try {
-      // lock_timeout bounds the wait for the advisory lock as for any other lock.
-      await client.query(`SET lock_timeout = ${Math.max(1, Math.floor(this.#lockWaitMs))}`);
+      // The connection's lock_timeout (store.ts) bounds the wait.
       await client.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [this.id]);
     } catch (err) {
       client.off('error', ignore);

@@ -42,10 +42,13 @@ export class PgStore implements Store {
 
   /** Connects, checks the database keeps text as UTF-8 (lines are stored byte for byte) and migrates it. */
   static async connect(url: string, opts: PgStoreOptions = {}): Promise<PgStore> {
+    // Set per connection, not per claim: a claim is then two round trips (lock, catch-up read).
+    // lock_timeout bounds the wait for the advisory lock as for any other lock.
+    const lockWaitMs = Math.max(1, Math.floor(opts.lockWaitMs ?? 60_000));
     const pool = new pg.Pool({
       connectionString: url,
       max: opts.poolSize ?? 20,
-      ...(opts.durability === 'write' ? { options: '-c synchronous_commit=off' } : {}),
+      options: `-c lock_timeout=${lockWaitMs}${opts.durability === 'write' ? ' -c synchronous_commit=off' : ''}`,
     });
     // An idle connection the server dropped is only replaced; a query in flight reports its own error.
     pool.on('error', () => undefined);
