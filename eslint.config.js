@@ -1,4 +1,4 @@
-// Lint: typescript-eslint's recommended rules, plus one rule per pure room: core, window,
+// Lint: typescript-eslint's recommended rules, plus one rule per pure room: core, pricing, window,
 // dialects and cache-hints do no I/O, read no clock and import no server libraries.
 import tseslint from 'typescript-eslint';
 
@@ -8,7 +8,7 @@ const ioModules = [
   'dgram', 'node:dgram', 'undici', 'fastify', 'prom-client', 'pino', 'lru-cache', 'smol-toml',
 ];
 
-const rooms = ['core', 'config', 'log', 'session', 'window', 'cache-hints', 'dialects', 'metrics', 'proxy', 'sim', 'cli'];
+const rooms = ['core', 'pricing', 'config', 'log', 'session', 'window', 'cache-hints', 'dialects', 'metrics', 'proxy', 'sim', 'cli'];
 
 const pure = (room, allowed, files = [`src/${room}/**/*.ts`]) => ({
   files,
@@ -46,6 +46,7 @@ export default tseslint.config(
     },
   },
   pure('core', ['core']),
+  pure('pricing', ['core', 'pricing']),
   pure('window', ['core']),
   pure('dialects', ['core', 'dialects', 'cache-hints']),
   pure('cache-hints', ['core', 'config']),

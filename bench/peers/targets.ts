@@ -127,12 +127,12 @@ function errorLines(text: string): string[] {
 }
 
 /** A clean environment: no provider keys or proxy settings reach a target. */
-function childOptions() {
+export function childOptions() {
   return { env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', NODE_ENV: 'production' }, stdio: ['ignore', 'pipe', 'pipe'] as ['ignore', 'pipe', 'pipe'] };
 }
 
 /** Waits for a line of the child's output; keeps draining its output after, so a chatty target never blocks on a full pipe. */
-function waitFor(child: ChildProcess, pattern: RegExp, name: string): Promise<RegExpExecArray> {
+export function waitFor(child: ChildProcess, pattern: RegExp, name: string): Promise<RegExpExecArray> {
   return new Promise((resolve, reject) => {
     let seen = '';
     let done = false;

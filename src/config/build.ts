@@ -9,8 +9,9 @@ import { ConfigError, keyPath, type ConfigProblem } from './format-issues.js';
 import { describeConfig } from './describe.js';
 import { presetOf } from './presets.js';
 import type { ConfigFile, ModelEntry, ProviderEntry } from './schema.js';
-import { computeSizes, DEFAULT_CONTEXT, DEFAULT_OUTPUT_RESERVE, DEFAULT_PROTECTED_ENTRIES } from './window-sizes.js';
-import { Secret, type AuthConfig, type ClientKey, type Config, type ModelConfig, type ProviderConfig, type SessionsConfig, type WindowDefaults } from './types.js';
+import { providerRouteFigures, sizeRoute } from './provider-routes.js';
+import { computeSizes, DEFAULT_PROTECTED_ENTRIES, fallbackContext } from './window-sizes.js';
+import { Secret, type AuthConfig, type ClientKey, type Config, type ModelConfig, type ProviderConfig, type SessionsConfig, type TracingConfig, type UpstreamSettings, type WindowDefaults } from './types.js';
 
 export type Env = Record<string, string | undefined>;
 
@@ -32,11 +33,15 @@ export interface BuildContext {
   cwd: string;
   env: Env;
   overrides: Overrides;
+  /** The catalogue's prices are those in force at this time (the time the config loads). */
+  now: Date;
 }
 
 export const DEFAULT_LISTEN = '127.0.0.1:8787';
 export const DEFAULT_BODY_LIMIT = 32 * 1024 * 1024;
-export const DEFAULT_TIMEOUTS = { connect_ms: 10_000, headers_ms: 300_000, body_ms: 300_000 } as const;
+export const DEFAULT_TIMEOUTS = { connect_ms: 10_000, headers_ms: 300_000, body_ms: 300_000, deadline_ms: 600_000 } as const;
+/** docs/faults.md: two retries, waits from 0.5 s doubling, never above 8 s. */
+export const DEFAULT_UPSTREAM: UpstreamSettings = { retries: 2, retryBaseMs: 500, retryMaxDelayMs: 8_000, maxReplyBytes: 64 * 1024 * 1024 };
 /** docs/architecture.md section 5.1, in order. `user` alone never names a session. */
 export const DEFAULT_ID_HEADERS = ['x-session-id', 'x-session-affinity', 'session_id', 'session-id', 'goose-session-id', 'x-claude-code-session-id'];
 export const DEFAULT_ID_BODY_FIELDS = ['session_id', 'prompt_cache_key'];
@@ -65,20 +70,20 @@ export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
   }
 
   const window: WindowDefaults = {
-    context: file.window?.context ?? DEFAULT_CONTEXT,
-    output_reserve: file.window?.output_reserve ?? DEFAULT_OUTPUT_RESERVE,
+    context: file.window?.context,
+    output_reserve: file.window?.output_reserve,
     high_water: file.window?.high_water,
     low_water: file.window?.low_water,
     max_result_tokens: file.window?.max_result_tokens,
     protected_entries: file.window?.protected_entries ?? DEFAULT_PROTECTED_ENTRIES,
   };
-  const defaults = computeSizes({}, window);
+  const defaults = computeSizes({}, window, fallbackContext(window));
   if (!defaults.ok) problems.push(...defaults.problems);
   const volatileLines = buildVolatileLines(file.window?.volatile_lines, problems);
 
   const models: Record<string, ModelConfig> = {};
   for (const [name, entry] of Object.entries(file.models ?? {})) {
-    const model = buildModel(name, entry, providers, entries, window, problems);
+    const model = buildModel(name, entry, providers, entries, window, ctx.now, problems);
     if (model !== undefined) models[name] = model;
   }
 
@@ -106,6 +111,12 @@ export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
     pool: file.store?.pool ?? 20,
     lockWaitMs: (file.store?.lock_wait_seconds ?? 60) * 1000,
   } as const;
+  const upstream: UpstreamSettings = {
+    retries: file.upstream?.retries ?? DEFAULT_UPSTREAM.retries,
+    retryBaseMs: file.upstream?.retry_base_ms ?? DEFAULT_UPSTREAM.retryBaseMs,
+    retryMaxDelayMs: file.upstream?.retry_max_delay_ms ?? DEFAULT_UPSTREAM.retryMaxDelayMs,
+    maxReplyBytes: file.upstream?.max_reply_bytes ?? DEFAULT_UPSTREAM.maxReplyBytes,
+  };
   return {
     file: ctx.fromFile ? ctx.file : undefined,
     listen,
@@ -121,12 +132,26 @@ export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
     window,
     volatileLines,
     defaultSizes: defaults.sizes,
+    providerRoutes: providerRouteFigures(providers, window, defaults.sizes, ctx.now),
     sessions,
     store,
+    ...(file.tracing === undefined ? {} : { tracing: buildTracing(file.tracing) }),
+    upstream,
     warnings,
     describe() {
       return describeConfig(this);
     },
+  };
+}
+
+/** The endpoint may be the collector's base (`http://host:4318`) or its traces URL. */
+function buildTracing(entry: NonNullable<ConfigFile['tracing']>): TracingConfig {
+  const base = entry.endpoint.replace(/\/+$/, '');
+  return {
+    endpoint: base.endsWith('/v1/traces') ? base : `${base}/v1/traces`,
+    serviceName: entry.service_name ?? 'prefix-proxy',
+    sampleRatio: entry.sample_ratio ?? 1,
+    captureContent: entry.capture_content ?? false,
   };
 }
 
@@ -201,6 +226,7 @@ function buildModel(
   providers: Record<string, ProviderConfig>,
   entries: Record<string, ProviderEntry>,
   window: WindowDefaults,
+  now: Date,
   problems: ConfigProblem[],
 ): ModelConfig | undefined {
   const at = keyPath(['models', name]);
@@ -209,9 +235,15 @@ function buildModel(
     problems.push({ key: `${at}.provider`, detail: `unknown provider ${JSON.stringify(entry.provider)}; configured: ${Object.keys(entries).join(', ')}` });
     return undefined;
   }
-  const sized = computeSizes(entry, window, at);
+  const { figures, sizes: sized } = sizeRoute(providerEntry.preset, entry.model, entry, window, now, at);
   if (!sized.ok) {
     problems.push(...sized.problems);
+    return undefined;
+  }
+  if (entry.price !== undefined && figures.price === undefined) {
+    // Part of a price was given: the rest must come from the catalogue, or the route's cost is unknown by mistake.
+    const missing = (['input', 'output'] as const).filter((k) => figures.prices[k] === undefined);
+    problems.push({ key: `${at}.price.${missing[0]}`, detail: `missing; the catalogue has no ${missing.join(' or ')} price for ${JSON.stringify(entry.model)}` });
     return undefined;
   }
   if (providers[entry.provider] === undefined) return undefined; // its own problem is reported already
@@ -220,6 +252,19 @@ function buildModel(
     // Explicit breakpoints are placed on Anthropic's content blocks; other wires take the top-level form.
     problems.push({ key: `${at}.cache_control_at`, detail: `"breakpoints" needs a provider on the Anthropic Messages wire; ${providerEntry.preset} takes a top-level cache_control` });
     return undefined;
+  }
+  const fallback = entry.fallback ?? [];
+  for (const [i, other] of fallback.entries()) {
+    const otherEntry = Object.hasOwn(entries, other) ? entries[other] : undefined;
+    // The same bytes go to a fallback: only a provider that reads them as the first one does.
+    const detail = otherEntry === undefined ? `unknown provider ${JSON.stringify(other)}; configured: ${Object.keys(entries).join(', ')}`
+      : other === entry.provider || fallback.indexOf(other) !== i ? `${JSON.stringify(other)} is already a deployment of this model`
+        : otherEntry.preset !== providerEntry.preset ? `${JSON.stringify(other)} has preset ${otherEntry.preset}; a fallback gets the same request bytes, so it needs the preset of ${JSON.stringify(entry.provider)} (${providerEntry.preset})`
+          : undefined;
+    if (detail !== undefined) {
+      problems.push({ key: `${at}.fallback[${i}]`, detail });
+      return undefined;
+    }
   }
   return {
     name,
@@ -232,10 +277,12 @@ function buildModel(
     reasoningOut: entry.reasoning ?? preset.reasoningOut,
     system: entry.system ?? 'follow',
     clientDrops: entry.client_drops ?? 'follow',
-    price: entry.price,
+    figures,
     keepReasoning: entry.keep_reasoning ?? false,
     thinking: entry.thinking,
     keepAlive: entry.keep_alive,
+    ...(entry.retries === undefined ? {} : { retries: entry.retries }),
+    fallback,
   };
 }
 

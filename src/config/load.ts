@@ -19,6 +19,8 @@ export interface LoadOptions {
   overrides?: Overrides;
   /** Where `./config.toml` and relative override paths are looked up; default `process.cwd()`. */
   cwd?: string;
+  /** The time the catalogue's prices are taken at; default now. */
+  now?: Date;
 }
 
 export const DEFAULT_CONFIG_FILE = 'config.toml';
@@ -26,16 +28,17 @@ export const DEFAULT_CONFIG_FILE = 'config.toml';
 export function loadConfig(options: LoadOptions): Config {
   const cwd = options.cwd ?? process.cwd();
   const overrides = options.overrides ?? {};
+  const now = options.now ?? new Date();
   const label = options.path ?? (existsSync(resolve(cwd, DEFAULT_CONFIG_FILE)) ? DEFAULT_CONFIG_FILE : undefined);
   if (label === undefined) {
     return buildConfig(
       { providers: providersFromEnv(options.env) },
-      { file: 'environment', fromFile: false, baseDir: cwd, cwd, env: options.env, overrides },
+      { file: 'environment', fromFile: false, baseDir: cwd, cwd, env: options.env, overrides, now },
     );
   }
   const path = resolve(cwd, label);
   const file = parseConfigText(readText(path, label), label);
-  return buildConfig(file, { file: label, fromFile: true, baseDir: dirname(path), cwd, env: options.env, overrides });
+  return buildConfig(file, { file: label, fromFile: true, baseDir: dirname(path), cwd, env: options.env, overrides, now });
 }
 
 /** Parse and validate the text of a config file; `file` is the name errors give. */

@@ -38,6 +38,13 @@ export interface Preset {
   /** A dialect for this wire format exists; routes to others fail at request time, the config still loads. */
   ready: boolean;
   /**
+   * The model catalogue's provider id (pricing/catalogue.ts) whose context sizes and prices the
+   * preset's models get; absent: a server that runs any model (Ollama, vLLM), which config sizes.
+   */
+  catalogue?: string;
+  /** The GenAI semantic conventions' `gen_ai.provider.name` where it is not the preset's name. */
+  genAi?: string;
+  /**
    * Top-level request fields the server refuses with a 400, as its own documentation says: taken
    * out of the client's fields the proxy passes on (docs/inbound.md, Fields the proxy does not read).
    */
@@ -59,13 +66,13 @@ const chat = {
 export const PRESETS = {
   // OpenAI sends no reasoning in chat completions and refuses unknown message fields, so nothing
   // goes back; the body key is its own field (prompt_cache_key).
-  openai: { ...chat, baseUrl: 'https://api.openai.com/v1', apiKeyEnv: 'OPENAI_API_KEY', reasoningOut: 'none' },
+  openai: { ...chat, baseUrl: 'https://api.openai.com/v1', apiKeyEnv: 'OPENAI_API_KEY', reasoningOut: 'none', catalogue: 'openai' },
   // OpenRouter reads `reasoning` and its alias `reasoning_content` (used in practice); its
   // own reasoning_details go back from their origin through the dialect. Sticky key: x-session-id,
   // with prompt_cache_key as its fallback.
   openrouter: {
     ...chat, baseUrl: 'https://openrouter.ai/api/v1', apiKeyEnv: 'OPENROUTER_API_KEY',
-    reasoningOut: 'reasoning_content', affinityHeaders: ['x-session-id'], topLevelCacheControl: true,
+    reasoningOut: 'reasoning_content', affinityHeaders: ['x-session-id'], topLevelCacheControl: true, catalogue: 'openrouter',
   },
   // DeepSeek V4 thinking mode: reasoning_content is required on tool-call turns (a 400 without it).
   // Its reasoning model refuses logprobs and top_logprobs ("Setting logprobs, top_logprobs will
@@ -73,13 +80,13 @@ export const PRESETS = {
   // `logprobs: null` whatever the upstream sent, so nothing is lost by leaving them out.
   deepseek: {
     ...chat, baseUrl: 'https://api.deepseek.com', apiKeyEnv: 'DEEPSEEK_API_KEY',
-    reasoningOut: 'reasoning_content', reasoningOnToolTurns: true, refuses: ['logprobs', 'top_logprobs'],
+    reasoningOut: 'reasoning_content', reasoningOnToolTurns: true, refuses: ['logprobs', 'top_logprobs'], catalogue: 'deepseek',
   },
   // Cerebras answers 400 `wrong_api_format` to reasoning_content and accepts `reasoning`; it
   // validates fields strictly, so the key goes only as headers (it documents none).
   cerebras: {
     ...chat, baseUrl: 'https://api.cerebras.ai/v1', apiKeyEnv: 'CEREBRAS_API_KEY',
-    reasoningOut: 'reasoning', cacheKey: 'header',
+    reasoningOut: 'reasoning', cacheKey: 'header', catalogue: 'cerebras',
   },
   // vLLM renamed reasoning_content to `reasoning` (input: CustomChatCompletionMessageParam.reasoning);
   // it logs and ignores unknown request fields.
@@ -93,43 +100,43 @@ export const PRESETS = {
   // its other rule, n = 1, the chat endpoint enforces for every upstream).
   groq: {
     ...chat, baseUrl: 'https://api.groq.com/openai/v1', apiKeyEnv: 'GROQ_API_KEY',
-    reasoningOut: 'reasoning', cacheKey: 'header', refuses: ['logit_bias', 'logprobs', 'top_logprobs'],
+    reasoningOut: 'reasoning', cacheKey: 'header', refuses: ['logit_bias', 'logprobs', 'top_logprobs'], catalogue: 'groq',
   },
   // xAI's message carries reasoning_content (grok-3-mini; xai-proto added it "to be passed back");
   // chat completions route by the x-grok-conv-id header (prompt_cache_key is documented for Responses).
   xai: {
     ...chat, baseUrl: 'https://api.x.ai/v1', apiKeyEnv: 'XAI_API_KEY',
-    reasoningOut: 'reasoning_content', affinityHeaders: ['x-grok-conv-id'], cacheKey: 'header',
+    reasoningOut: 'reasoning_content', affinityHeaders: ['x-grok-conv-id'], cacheKey: 'header', catalogue: 'x-ai', genAi: 'x_ai',
   },
   // Fireworks serves DeepSeek/Qwen-style reasoning as reasoning_content; the cache is per replica,
   // routed by x-session-affinity, and prompt_cache_key is read too.
   fireworks: {
     ...chat, baseUrl: 'https://api.fireworks.ai/inference/v1', apiKeyEnv: 'FIREWORKS_API_KEY',
-    reasoningOut: 'reasoning_content', affinityHeaders: ['x-session-affinity'],
+    reasoningOut: 'reasoning_content', affinityHeaders: ['x-session-affinity'], catalogue: 'fireworks',
   },
   // Together answers `reasoning`; it states there is no cache parameter or header, so nothing is
   // sent for the key (header mode with no headers).
   together: {
     ...chat, baseUrl: 'https://api.together.xyz/v1', apiKeyEnv: 'TOGETHER_API_KEY',
-    reasoningOut: 'reasoning', cacheKey: 'header',
+    reasoningOut: 'reasoning', cacheKey: 'header', catalogue: 'together',
   },
   // Z.AI (GLM) answers reasoning_content and reads it back (preserved thinking); affinity by the
   // X-Session-Id header (per Z.AI support, openclaw PR #68079). Unknown-field policy unknown: headers only.
   zai: {
     ...chat, baseUrl: 'https://api.z.ai/api/paas/v4', apiKeyEnv: 'ZAI_API_KEY',
-    reasoningOut: 'reasoning_content', affinityHeaders: ['x-session-id'], cacheKey: 'header',
+    reasoningOut: 'reasoning_content', affinityHeaders: ['x-session-id'], cacheKey: 'header', catalogue: 'zai',
   },
   // Baseten's Model APIs answer reasoning_content. Dedicated deployments route by
   // x-baseten-session-id; X-Session-Affinity is sent too (unconfirmed, harmless).
   baseten: {
     ...chat, baseUrl: 'https://inference.baseten.co/v1', apiKeyEnv: 'BASETEN_API_KEY',
-    reasoningOut: 'reasoning_content', affinityHeaders: ['x-baseten-session-id', 'x-session-affinity'], cacheKey: 'header',
+    reasoningOut: 'reasoning_content', affinityHeaders: ['x-baseten-session-id', 'x-session-affinity'], cacheKey: 'header', catalogue: 'baseten',
   },
   // Gemini's OpenAI endpoint is a Google API that refuses unknown names: no reasoning text back
   // (thought signatures go back through the dialect), no body key.
   'gemini-openai': {
     ...chat, baseUrl: 'https://generativelanguage.googleapis.com/v1beta/openai', apiKeyEnv: 'GEMINI_API_KEY',
-    reasoningOut: 'none', cacheKey: 'header',
+    reasoningOut: 'none', cacheKey: 'header', catalogue: 'google', genAi: 'gcp.gemini',
   },
   // An unknown compatible server: reasoning_content, the field DeepSeek, SGLang and Qwen's chat
   // templates read; the key as prompt_cache_key and both common affinity headers, which a server
@@ -145,7 +152,7 @@ export const PRESETS = {
   // 2026); thinking goes back only as signed blocks; it has no session header.
   anthropic: {
     ...chat, wire: 'anthropic-messages', baseUrl: 'https://api.anthropic.com/v1', apiKeyEnv: 'ANTHROPIC_API_KEY',
-    reasoningOut: 'none', cacheKey: 'off', topLevelCacheControl: true, cacheControl: 'ephemeral',
+    reasoningOut: 'none', cacheKey: 'off', topLevelCacheControl: true, cacheControl: 'ephemeral', catalogue: 'anthropic',
   },
   // Native /api/chat: thinking goes back as messages[].thinking (the dialect's own field; a model's
   // reasoning = "none" keeps it out); no session key (one KV slot per model is the cache); num_ctx
@@ -158,7 +165,7 @@ export const PRESETS = {
   // prompt_cache_key, and Codex's session headers for a ChatGPT-plan credential (codex_headers).
   'openai-responses': {
     ...chat, wire: 'openai-responses', baseUrl: 'https://api.openai.com/v1', apiKeyEnv: 'OPENAI_API_KEY',
-    fromEnv: false, reasoningOut: 'none',
+    fromEnv: false, reasoningOut: 'none', catalogue: 'openai', genAi: 'openai',
   },
 } as const satisfies Record<string, Preset>;
 

@@ -7,15 +7,18 @@
 import { ProxyError } from '../core/errors.js';
 import { NEW_SESSION_WINDOW_VERSION, type Recipe } from '../core/events.js';
 import type { DialectRoute } from '../core/route.js';
+import type { RouteFigures } from '../pricing/figures.js';
+import type { Price } from '../pricing/price.js';
 import { presetOf, type CacheControlMode, type CacheKeyMode, type PresetName } from './presets.js';
-import type { Config, ModelConfig, Price, ProviderConfig, Timeouts } from './types.js';
+import type { Config, ModelConfig, ProviderConfig, Timeouts } from './types.js';
 
 export interface Route {
   /** The recipe's route: the `[models]` name, or `provider/model` as the client asked. */
   name: string;
   /**
-   * The `model` label of metrics: the `[models]` name, or `provider/*` for a model the config does
-   * not name, so label values stay bounded by the config whatever clients ask for.
+   * The `model` label of metrics: the `[models]` name; for a model the config does not name,
+   * `provider/<catalogue id>` when the catalogue knows it, else `provider/*`: label values stay
+   * bounded by the config and the catalogue whatever clients ask for.
    */
   label: string;
   provider: string;
@@ -33,6 +36,13 @@ export interface Route {
   refuses: readonly string[];
   codexHeaders: boolean;
   timeouts: Timeouts;
+  /** Context and prices with their sources (`proxy models`). */
+  figures: RouteFigures;
+  /** Where the request may go, in order: the provider, then its `fallback` (docs/faults.md). */
+  deployments: Deployment[];
+  /** Retries per deployment of a call that failed before its first byte. */
+  retries: number;
+  /** `figures.price`: absent when input or output is unknown. */
   price?: Price;
   keepReasoning: boolean;
   thinking?: 'enabled' | 'disabled' | 'adaptive';
@@ -41,10 +51,23 @@ export interface Route {
   volatileLines: readonly RegExp[];
 }
 
+/** One place that serves the route's model: the same request bytes, its own address and key. */
+export interface Deployment {
+  provider: string;
+  baseUrl: string;
+  /** Absent: the client's bearer is passed through. */
+  apiKey?: string;
+  /** The provider's `headers` table. */
+  headers: Record<string, string>;
+  timeouts: Timeouts;
+}
+
 export function resolveRoute(config: Config, requestedModel: string): Route {
   const configured = Object.hasOwn(config.models, requestedModel) ? config.models[requestedModel] : undefined;
   if (configured !== undefined) {
-    return { ...makeRoute(requestedModel, providerOf(config, configured.provider), configured, config.volatileLines), label: requestedModel };
+    const route = makeRoute(requestedModel, providerOf(config, configured.provider), configured, config);
+    route.deployments.push(...configured.fallback.map((name) => deploymentOf(providerOf(config, name))));
+    return { ...route, label: requestedModel };
   }
   const slash = requestedModel.indexOf('/');
   if (slash > 0 && slash < requestedModel.length - 1) {
@@ -52,19 +75,23 @@ export function resolveRoute(config: Config, requestedModel: string): Route {
     if (Object.hasOwn(config.providers, providerName)) {
       const provider = providerOf(config, providerName);
       const preset = presetOf(provider.preset);
+      const model = requestedModel.slice(slash + 1);
+      const { figures, sizes } = config.providerRoutes.get(providerName, model);
       const route = makeRoute(requestedModel, provider, {
         name: requestedModel,
         provider: providerName,
-        model: requestedModel.slice(slash + 1),
-        sizes: config.defaultSizes,
+        model,
+        sizes,
+        figures,
         cacheKey: preset.cacheKey,
         cacheControl: preset.cacheControl,
         reasoningOut: preset.reasoningOut,
         system: 'follow',
         clientDrops: 'follow',
         keepReasoning: false,
-      }, config.volatileLines);
-      return { ...route, label: `${providerName}/*` };
+        fallback: [],
+      }, config);
+      return { ...route, label: `${providerName}/${figures.catalogue?.model ?? '*'}` };
     }
   }
   throw new ProxyError('model_not_found', { model: requestedModel, known: knownModels(config).join(', ') }, { param: 'model' });
@@ -103,7 +130,17 @@ function providerOf(config: Config, name: string): ProviderConfig {
   return provider;
 }
 
-function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig, volatile: Config['volatileLines']): Omit<Route, 'label'> {
+function deploymentOf(provider: ProviderConfig): Deployment {
+  if (provider.baseUrl === undefined) {
+    throw new ProxyError('internal_error', { detail: `provider "${provider.name}" is the built-in simulator, which has not been started` });
+  }
+  const deployment: Deployment = { provider: provider.name, baseUrl: provider.baseUrl, headers: { ...provider.headers }, timeouts: provider.timeouts };
+  if (provider.apiKey !== undefined) deployment.apiKey = provider.apiKey.reveal();
+  return deployment;
+}
+
+function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig, config: Config): Omit<Route, 'label'> {
+  const volatile = config.volatileLines;
   const preset = presetOf(provider.preset);
   if (!preset.ready) {
     throw new ProxyError('wire_not_supported', { model: name, provider: provider.name, preset: provider.preset, wire: preset.wire }, { param: 'model' });
@@ -153,12 +190,15 @@ function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig, v
     refuses: preset.refuses,
     codexHeaders: provider.codexHeaders,
     timeouts: provider.timeouts,
+    figures: model.figures,
+    deployments: [deploymentOf(provider)],
+    retries: model.retries ?? config.upstream.retries,
     keepReasoning: model.keepReasoning,
     recipe,
     volatileLines: volatile.patterns,
   };
   if (provider.apiKey !== undefined) route.apiKey = provider.apiKey.reveal();
-  if (model.price !== undefined) route.price = model.price;
+  if (model.figures.price !== undefined) route.price = model.figures.price;
   if (model.thinking !== undefined) route.thinking = model.thinking;
   return route;
 }

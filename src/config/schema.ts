@@ -65,6 +65,8 @@ export const timeoutsSchema = table({
   connect_ms: positiveInt().optional(),
   headers_ms: positiveInt().optional(),
   body_ms: positiveInt().optional(),
+  /** The whole upstream part of one request: every attempt, the waits between them and the reply. */
+  deadline_ms: positiveInt().optional(),
 });
 
 export const providerSchema = table({
@@ -79,12 +81,13 @@ export const providerSchema = table({
   codex_headers: bool().optional(),
 });
 
+/** Each price overrides the catalogue's; together they must name input and output (build.ts). */
 export const priceSchema = table({
-  input: nonNegativeNumber(),
-  cache_read: nonNegativeNumber(),
-  cache_write: nonNegativeNumber(),
+  input: nonNegativeNumber().optional(),
+  cache_read: nonNegativeNumber().optional(),
+  cache_write: nonNegativeNumber().optional(),
   cache_write_1h: nonNegativeNumber().optional(),
-  output: nonNegativeNumber(),
+  output: nonNegativeNumber().optional(),
 });
 
 export const modelSchema = table({
@@ -106,6 +109,17 @@ export const modelSchema = table({
   thinking: oneOf(['enabled', 'disabled', 'adaptive']).optional(),
   /** Ollama's keep_alive: a duration ("30m", "1h") or seconds (-1 keeps the model loaded). */
   keep_alive: z.union([text('a duration such as "30m"'), z.int()], { error: 'expected a duration such as "30m", or a whole number of seconds' }).optional(),
+  /** Retries of a failed call before the first byte; absent: `[upstream] retries`. */
+  retries: nonNegativeInt().optional(),
+  /** Other providers serving the same model id, tried in order once the retries are spent (docs/faults.md). */
+  fallback: z.array(text('a provider name'), { error: 'expected a list of provider names' }).optional(),
+});
+
+export const upstreamSchema = table({
+  retries: nonNegativeInt().optional(),
+  retry_base_ms: positiveInt().optional(),
+  retry_max_delay_ms: positiveInt().optional(),
+  max_reply_bytes: positiveInt().optional(),
 });
 
 export const windowSchema = table({
@@ -152,6 +166,7 @@ export const configSchema = table({
   window: windowSchema.optional(),
   sessions: sessionsSchema.optional(),
   store: storeSchema.optional(),
+  upstream: upstreamSchema.optional(),
   auth: table({
     open: z.boolean({ error: 'expected true or false' }).optional(),
     keys: z.array(table({
@@ -163,6 +178,12 @@ export const configSchema = table({
       budget_period: oneOf(['day', 'month', 'total']).optional(),
       requests_per_minute: positiveInt().optional(),
     }), { error: 'expected a list of keys' }).optional(),
+  }).optional(),
+  tracing: table({
+    endpoint: url(),
+    service_name: text('a service name').optional(),
+    sample_ratio: z.number({ error: 'expected a number from 0 to 1' }).min(0, { error: 'expected a number from 0 to 1' }).max(1, { error: 'expected a number from 0 to 1' }).optional(),
+    capture_content: bool().optional(),
   }).optional(),
   log: table({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'expected one of fatal, error, warn, info, debug, trace, silent' }).optional(),

@@ -4,6 +4,8 @@
  * config is printed (JSON, util.inspect, template strings).
  */
 import type { ReasoningOut } from '../core/route.js';
+import type { RouteFigures } from '../pricing/figures.js';
+import type { Price } from '../pricing/price.js';
 import type { CacheControlMode, CacheKeyMode, PresetName } from './presets.js';
 
 const REDACTED = '[redacted]';
@@ -37,17 +39,20 @@ export interface Timeouts {
   connect_ms: number;
   headers_ms: number;
   body_ms: number;
+  deadline_ms: number;
 }
 
-export interface Price {
-  /** USD per million tokens. */
-  input: number;
-  cache_read: number;
-  cache_write: number;
-  /** Writes with a one-hour TTL; absent: `cache_write`. */
-  cache_write_1h?: number;
-  output: number;
+/** `[upstream]`: what happens when a call fails (docs/faults.md). */
+export interface UpstreamSettings {
+  /** Retries of a call that failed before its first byte, per deployment. */
+  retries: number;
+  retryBaseMs: number;
+  retryMaxDelayMs: number;
+  /** A streamed reply longer than this (bytes on the wire) is cut off with an error. */
+  maxReplyBytes: number;
 }
+
+export type { Price };
 
 export interface ProviderConfig {
   name: string;
@@ -88,21 +93,41 @@ export interface ModelConfig {
   reasoningOut: ReasoningOut;
   system: 'follow' | 'append';
   clientDrops: 'follow' | 'absorb';
-  price?: Price;
+  /** Context and prices, each from the entry, the catalogue, `[window]` or the default. */
+  figures: RouteFigures;
   keepReasoning: boolean;
   thinking?: 'enabled' | 'disabled' | 'adaptive';
   /** Ollama's keep_alive; absent: the dialect's default. */
   keepAlive?: string | number;
+  /** Absent: `[upstream] retries`. */
+  retries?: number;
+  /** Providers of the same preset serving the same model id, tried in order after this one. */
+  fallback: string[];
 }
 
-/** The `[window]` table with defaults applied; unset water marks follow each route's context. */
+/**
+ * The `[window]` table with defaults applied; unset water marks follow each route's context, and
+ * an unset context is the catalogue's for the route's model, else the default.
+ */
 export interface WindowDefaults {
-  context: number;
-  output_reserve: number;
+  context?: number;
+  /** Unset: the default (8192); the catalogue gives no output limit. */
+  output_reserve?: number;
   high_water?: number;
   low_water?: number;
   max_result_tokens?: number;
   protected_entries: number;
+}
+
+/** `[tracing]`: present only when an endpoint is set (docs/observability.md, Traces). */
+export interface TracingConfig {
+  /** The collector's OTLP/HTTP traces URL (`.../v1/traces`). */
+  endpoint: string;
+  serviceName: string;
+  /** Share of new traces kept, 0 to 1; a client's sampled traceparent is followed. */
+  sampleRatio: number;
+  /** Prompts and replies (redacted as logged) as span attributes; off by default. */
+  captureContent: boolean;
 }
 
 export interface SessionsConfig {
@@ -154,14 +179,23 @@ export interface Config {
   window: WindowDefaults;
   /** `[window] volatile_lines`: system-prompt lines kept out of the log (window/volatile-lines.ts). */
   volatileLines: { sources: string[]; patterns: RegExp[] };
-  /** Sizes of a `provider/model` route that no `[models]` entry names. */
+  /** Sizes of a `provider/model` route that no `[models]` entry names and the catalogue does not size. */
   defaultSizes: WindowSizes;
+  /** Figures and sizes of a `provider/model` route, resolved once per model (config/provider-routes.ts). */
+  providerRoutes: ProviderRouteFigures;
   sessions: SessionsConfig;
   store: StoreConfig;
+  tracing?: TracingConfig;
+  upstream: UpstreamSettings;
   /** Things worth saying at startup (a key written in the file, ...); never a credential. */
   warnings: string[];
   /** Startup banner: providers, models, which have a key. Never prints a credential. */
   describe(): string;
+}
+
+export interface ProviderRouteFigures {
+  /** `provider` is a configured provider's name; `model` the upstream model id. */
+  get(provider: string, model: string): { figures: RouteFigures; sizes: WindowSizes };
 }
 
 /** A proxy key a client presents: only its SHA-256 is kept. */

@@ -1,8 +1,10 @@
 /**
  * Water-mark math (docs/architecture.md section 4.2): unless set, high water is 80% and low water 50% of
  * (context - output reserve), and the result cap a 48th of high water, at most 16,384. Values
- * that do not fit are config errors naming the key that set them.
+ * that do not fit are config errors naming the key that set them. The context is resolved before
+ * (pricing/figures.ts: the model's own, the catalogue's, `[window]`'s or the default).
  */
+import type { Figure } from '../pricing/price.js';
 import type { ConfigProblem } from './format-issues.js';
 import type { WindowDefaults, WindowSizes } from './types.js';
 
@@ -14,33 +16,39 @@ const HIGH_SHARE = 0.8;
 const LOW_SHARE = 0.5;
 const RESULT_DIVISOR = 48;
 
-type SizeKey = 'context' | 'output_reserve' | 'high_water' | 'low_water' | 'max_result_tokens';
+type SizeKey = 'output_reserve' | 'high_water' | 'low_water' | 'max_result_tokens';
 
 /** A model's own values; absent ones fall back to `[window]`, then to the defaults. */
 export type SizeOverrides = Partial<Record<SizeKey, number>>;
+
+/** The context a route has when nothing more specific names one: `[window] context`, else the default. */
+export function fallbackContext(window: WindowDefaults): Figure {
+  return window.context === undefined ? { value: DEFAULT_CONTEXT, from: 'default' } : { value: window.context, from: 'window' };
+}
 
 export type SizesResult = { ok: true; sizes: WindowSizes } | { ok: false; problems: ConfigProblem[] };
 
 /**
  * `prefix` is the model's key path (`models.claude`), or undefined for the sizes of a
- * `provider/model` route, which only `[window]` sets.
+ * `provider/model` route, which only `[window]` sets besides its context.
  */
-export function computeSizes(own: SizeOverrides, window: WindowDefaults, prefix?: string): SizesResult {
+export function computeSizes(own: SizeOverrides, window: WindowDefaults, context: Figure, prefix?: string): SizesResult {
   const pick = (key: SizeKey): { value: number | undefined; key: string | undefined } => {
     const mine = own[key];
     if (mine !== undefined && prefix !== undefined) return { value: mine, key: `${prefix}.${key}` };
     const shared = window[key];
     return { value: shared, key: shared === undefined ? undefined : `window.${key}` };
   };
-  const context = pick('context');
+  const contextKey = context.from === 'config' ? `${prefix}.context` : context.from === 'window' ? 'window.context' : undefined;
   const reserve = pick('output_reserve');
-  const contextValue = context.value ?? DEFAULT_CONTEXT;
+  const contextValue = context.value;
   const reserveValue = reserve.value ?? DEFAULT_OUTPUT_RESERVE;
   const where = prefix === undefined ? 'a provider/model route' : prefix;
   const budget = contextValue - reserveValue;
   if (budget <= 0) {
-    return fail(reserve.key ?? context.key ?? `${where}.context`,
-      `output_reserve ${reserveValue} leaves no room for a prompt in a context of ${contextValue}`);
+    const said = context.from === 'catalogue' ? ' (the catalogue\'s; set context to override it)' : '';
+    return fail(reserve.key ?? contextKey ?? `${where}.context`,
+      `output_reserve ${reserveValue} leaves no room for a prompt in a context of ${contextValue}${said}`);
   }
 
   const high = pick('high_water');

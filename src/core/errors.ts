@@ -35,6 +35,8 @@ export const ERRORS = {
   upstream_connect_timeout: { status: 504, type: 'api_error', message: 'Connecting to the upstream {provider} timed out after {ms} ms.' },
   upstream_headers_timeout: { status: 504, type: 'api_error', message: 'The upstream {provider} sent no response headers within {ms} ms.' },
   upstream_body_timeout: { status: 504, type: 'api_error', message: 'The upstream {provider} stopped sending its response for {ms} ms.' },
+  upstream_deadline: { status: 504, type: 'api_error', message: 'The upstream {provider} did not finish within the request deadline of {ms} ms.' },
+  upstream_reply_too_large: { status: 502, type: 'api_error', message: 'The upstream {provider} sent a reply larger than {limit} bytes, the most the proxy reads.' },
   upstream_bad_reply: { status: 502, type: 'api_error', message: 'The upstream {provider} sent a reply that could not be read: {detail}' },
   internal_error: { status: 500, type: 'server_error', message: 'Internal error: {detail}' },
   // Raised by the log, the window and the CLI; the CLI prints the message on one line.

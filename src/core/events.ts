@@ -115,8 +115,25 @@ export type EventBody =
       aborted?: true;
       /** The request's prefix held (cause `none`) but the provider read less than it allowed. */
       provider_miss?: true;
+      /** Upstream calls made for it, when more than one (docs/faults.md). */
+      attempts?: number;
+      /** The provider that answered, when it was a fallback of the route's own. */
+      deployment?: string;
     }
-  | { type: 'llm.error'; req: number; status?: number; body?: string; error?: string }
+  | {
+      type: 'llm.error';
+      req: number;
+      status?: number;
+      body?: string;
+      error?: string;
+      attempts?: number;
+      deployment?: string;
+      /**
+       * What a streamed client had received when the upstream failed after its first byte: never a
+       * whole assistant message, so not in the window (docs/faults.md).
+       */
+      partial?: NeutralReply;
+    }
   /** The client's history diverged: every conversation entry with seq >= from_seq leaves the window. */
   | { type: 'client.rewrite'; from_seq: number; reason?: string }
   /** A reviewed summary replacing the entries with seq in [from, to]. */

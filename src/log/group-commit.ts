@@ -12,6 +12,7 @@
  * The first I/O error poisons the writer: every pending and later `sync()` rejects with it and
  * later `write`s throw it. The bytes on disk are then unknown; the next open repairs a torn tail.
  */
+import fs from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 
 interface Waiter {
@@ -116,7 +117,7 @@ export class GroupCommitWriter {
           this.#synced = upTo;
           this.#settle();
         } else if (this.#queue.length > 0) {
-          await this.#flushQueue();
+          this.#flushQueue();
         } else {
           this.#active = false;
           return;
@@ -128,7 +129,12 @@ export class GroupCommitWriter {
     }
   }
 
-  async #flushQueue(): Promise<void> {
+  /**
+   * Written synchronously: an append to the page cache takes microseconds, and the promise API
+   * cost several times that in dispatch on the main thread, once per session per group commit
+   * (bench/RESULTS.md, Peers). Only the wait for the disk (`datasync`) is asynchronous.
+   */
+  #flushQueue(): void {
     const parts = this.#queue;
     const total = this.#queued;
     this.#queue = [];
@@ -137,7 +143,7 @@ export class GroupCommitWriter {
     let done = 0;
     // A regular file may accept less than asked (disk full, signal); write the rest.
     while (done < total) {
-      const { bytesWritten } = await this.#fh.write(buf, done, total - done, null);
+      const bytesWritten = fs.writeSync(this.#fh.fd, buf, done, total - done, null);
       if (bytesWritten === 0) throw new Error('write accepted 0 bytes');
       done += bytesWritten;
       this.#written += bytesWritten;

@@ -11,8 +11,14 @@
  * - a boundary after it, for the same alphabet, and a maximum length: a blob that happens to start
  *   with a prefix runs on past the shape's longest form and does not match.
  * Rules run in order; specific prefixes (sk-ant-, sk-or-) come before generic ones (sk-), token
- * shapes before context rules, which then skip text already replaced (`[` ends their classes).
+ * shapes before context rules, which then skip text already replaced (`[` ends their classes, or
+ * they refuse a value starting `[redacted:`). Key-named values (`DB_PASSWORD=...`) come last,
+ * from redact-assignments.ts.
  */
+import {
+  BARE_ASSIGNMENT, ENV_ASSIGNMENT, QUOTED_ASSIGNMENT, acceptBare, acceptEnv, acceptQuoted, assignedKind, assignmentAnchor, cutBare,
+  type Groups,
+} from './redact-assignments.js';
 
 export interface Rule {
   kind: string;
@@ -20,11 +26,19 @@ export interface Rule {
   anchor: (text: string) => boolean;
   /** Global regex; the named group `secret` is replaced, an optional group `pre` is kept. */
   re: RegExp;
-  /** A second look at the secret for shapes a word could also take (e.g. `sk-learn-...`). */
-  accept?: (secret: string) => boolean;
+  /**
+   * A second look at the secret for shapes a word could also take (e.g. `sk-learn-...`), given
+   * the named groups and the two characters before the match.
+   */
+  accept?: (secret: string, groups: Groups, before: string) => boolean;
+  /** The kind when it depends on the match (`password` or `secret` by the key's name). */
+  kindOf?: (groups: Groups) => string;
+  /** How many characters of `secret` are the secret; the rest is kept after the marker. */
+  cut?: (secret: string, groups: Groups) => number;
 }
 
-const LEAD = String.raw`(?:(?<=\\[nrt])|(?<![A-Za-z0-9+/_\-]))`;
+/** `://` also counts: a token as a URL's user (`https://ghp_...@github.com`) never sits in a blob. */
+const LEAD = String.raw`(?:(?<=\\[nrt])|(?<=:\/\/)|(?<![A-Za-z0-9+/_\-]))`;
 const TAIL = String.raw`(?![A-Za-z0-9+/=_\-])`;
 /** For dotted shapes (JWT, discord): a further segment continues the token, a lone dot ends a sentence. */
 const DOT_TAIL = String.raw`(?!\.?[A-Za-z0-9+/=_\-])`;
@@ -44,9 +58,17 @@ function matches(re: RegExp): (text: string) => boolean {
   return (text) => re.test(text);
 }
 
-/** A shape that starts with a fixed prefix: boundary, the whole token as `secret`, boundary. */
+/**
+ * A shape that starts with a fixed prefix: boundary, the whole token as `secret`, boundary. The
+ * pre-check is the prefix, then the body alone: a regex that opens with a literal is searched for
+ * fast, where one that opens with the boundary's lookbehind is tried at every position, and a
+ * blob holds a prefix (`SK`, `AKIA`) far more often than the whole body after it.
+ */
 function prefixed(kind: string, anchors: string[], body: string, accept?: (s: string) => boolean): Rule {
-  const rule: Rule = { kind, anchor: anyOf(...anchors), re: new RegExp(`${LEAD}(?<secret>${body})${TAIL}`, 'g') };
+  const bodyRe = new RegExp(body);
+  const hasPrefix = anyOf(...anchors);
+  const anchor = (text: string): boolean => hasPrefix(text) && bodyRe.test(text);
+  const rule: Rule = { kind, anchor, re: new RegExp(`${LEAD}(?<secret>${body})${TAIL}`, 'g') };
   if (accept !== undefined) rule.accept = accept;
   return rule;
 }
@@ -61,18 +83,26 @@ function discordId(secret: string): boolean {
 export const RULES: readonly Rule[] = [
   {
     kind: 'private_key',
-    anchor: anyOf('PRIVATE KEY-----'),
-    // Through the END line; an unterminated block (truncated output) through its base64 lines.
-    re: /(?<secret>-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----(?:[\s\S]*?-----END[A-Z0-9 ]*PRIVATE KEY-----|(?:[A-Za-z0-9+/=]|\r?\n|\\n)*))/g,
+    anchor: anyOf('PRIVATE KEY'),
+    // Through the END line; an unterminated block (truncated output) through its armor headers
+    // (PGP's `Version: ...`) and base64 lines. The search for END stops at another BEGIN, so a
+    // text of many headers without an END costs one scan, not one scan per header.
+    re: /(?<secret>-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:(?:[^-]|-(?!----BEGIN))*?-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|(?:(?:\r?\n|(?:\\r)?\\n)[A-Za-z][A-Za-z-]{0,30}: [^\r\n\\]*)*(?:[A-Za-z0-9+/=]|\r?\n|\\n)*))/g,
   },
   {
     kind: 'slack_webhook',
     anchor: anyOf('hooks.slack.com'),
     re: /(?<pre>https?:\/\/hooks\.slack\.com\/)(?<secret>(?:services|workflows|triggers)\/[A-Za-z0-9_/-]{8,})/g,
   },
+  {
+    kind: 'discord_webhook',
+    anchor: anyOf('/api/webhooks/'),
+    re: /(?<pre>https?:\/\/(?:[a-z]+\.)?discord(?:app)?\.com\/api\/webhooks\/[0-9]{15,22}\/)(?<secret>[A-Za-z0-9_-]{60,100})/g,
+  },
   prefixed('anthropic', ['sk-ant-'], String.raw`sk-ant-[a-z]{2,8}[0-9]{2}-[A-Za-z0-9_\-]{32,300}`),
   prefixed('openrouter', ['sk-or-'], String.raw`sk-or-v[0-9]{1,2}-[A-Za-z0-9]{32,128}`),
-  prefixed('openai', ['sk-'], String.raw`sk-(?!ant-|or-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,300}`, mixed),
+  // DeepSeek (and others on OpenAI's shape) issue `sk-` and 32 lowercase hex.
+  prefixed('openai', ['sk-'], String.raw`sk-(?!ant-|or-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,300}`, (s) => mixed(s) || /^sk-[0-9a-f]{32}$/.test(s) && digitAndLetter(s.slice(3))),
   prefixed('google_api_key', ['AIza'], String.raw`AIza[0-9A-Za-z_\-]{35}`),
   // Dotted shapes stop before a sentence's full stop: a dot only joins segments.
   prefixed('google_oauth', ['ya29.'], String.raw`ya29\.[0-9A-Za-z_\-]{20,4096}(?:\.[0-9A-Za-z_\-]+){0,3}`),
@@ -80,7 +110,7 @@ export const RULES: readonly Rule[] = [
   {
     kind: 'aws_secret_access_key',
     anchor: matches(/secret_?access_?key/i),
-    re: /(?<pre>(?<![A-Za-z0-9])(?:aws_?)?secret_?access_?key["']?\s*[:=]\s*["']?)(?<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])/gi,
+    re: /(?<pre>(?:(?<=\\[nrt])|(?<![A-Za-z0-9]))(?:aws_?)?secret_?access_?key\\?["']?\s*[:=]\s*\\?["']?)(?<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])/gi,
   },
   prefixed(
     'github',
@@ -105,11 +135,39 @@ export const RULES: readonly Rule[] = [
   prefixed('pypi', ['pypi-AgEI'], String.raw`pypi-AgEI[A-Za-z0-9_\-]{50,1000}`),
   prefixed('docker', ['dckr_pat_'], String.raw`dckr_pat_[A-Za-z0-9_\-]{20,64}`),
   prefixed('shopify', ['shp'], 'shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}'),
+  prefixed('google_oauth_secret', ['GOCSPX-'], String.raw`GOCSPX-[A-Za-z0-9_\-]{28}`),
+  prefixed('heroku', ['HRKU-'], String.raw`HRKU-AA[A-Za-z0-9_\-]{58}`),
+  prefixed('square', ['sq0', 'EAAA'], String.raw`(?:sq0(?:atp|csp|idp)-[A-Za-z0-9_\-]{22,43}|EAAA[A-Za-z0-9_\-]{60})`, digitAndLetter),
+  prefixed('databricks', ['dapi'], 'dapi[a-f0-9]{32}(?:-[0-9])?', (s) => hasDigit(s.slice(4))),
+  prefixed('doppler', ['dp.'], String.raw`dp\.(?:pt|st|sa|ct|scim|audit)\.(?:[a-z0-9_\-]{2,35}\.)?[A-Za-z0-9]{40,44}`),
+  prefixed('vault', ['hvs.', 'hvb.', 'hvr.'], String.raw`hv[sbr]\.[A-Za-z0-9_\-]{24,300}`, (s) => mixed(s.slice(4))),
+  prefixed('pulumi', ['pul-'], 'pul-[a-f0-9]{40}'),
+  prefixed('terraform', ['.atlasv1.'], String.raw`[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=\-]{60,70}`),
+  prefixed('linear', ['lin_'], 'lin_(?:api|oauth)_[A-Za-z0-9]{40}'),
+  prefixed('notion', ['ntn_', 'secret_'], '(?:ntn_[0-9]{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43})', mixed),
+  prefixed('supabase', ['sb_secret_', 'sbp_'], String.raw`(?:sb_secret_[A-Za-z0-9_\-]{31,64}|sbp_(?:v0_)?[a-f0-9]{40})`),
+  prefixed('replicate', ['r8_'], 'r8_[A-Za-z0-9]{37}', (s) => digitAndLetter(s.slice(3))),
+  prefixed('fireworks', ['fw_'], 'fw_[A-Za-z0-9]{20,40}', (s) => mixed(s.slice(3))),
+  // Shapes read from secretlint's recommended preset (docs/decisions.md, Compared with a maintained rule set).
+  prefixed('1password', ['ops_ey'], 'ops_ey[A-Za-z0-9+/=]{100,1280}'),
+  prefixed('grafana', ['glc_', 'glsa_'], '(?:glc_[A-Za-z0-9+/]{32,400}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8})'),
+  prefixed('vercel', ['vcp_', 'vci_', 'vca_', 'vcr_', 'vck_'], 'vc[piark]_[A-Za-z0-9]{20,60}', (s) => mixed(s.slice(4))),
+  prefixed('figma', ['figd_'], String.raw`figd_[A-Za-z0-9_\-]{40,200}`),
+  prefixed('cloudflare', ['cfk_', 'cfut_', 'cfat_'], '(?:cfk|cfut|cfat)_[A-Za-z0-9]{40}[0-9a-f]{8}'),
+  prefixed('tailscale', ['tskey-'], String.raw`tskey-[a-z]{2,20}-[0-9A-Za-z_]{8,40}-[0-9A-Za-z_]{16,60}`),
+  prefixed('mailgun', ['key-'], 'key-[a-f0-9]{32}', (s) => digitAndLetter(s.slice(4))),
+  {
+    // Mailgun's newer keys: 32 hex, then two groups of 8 (a UUID is 8-4-4-4-12).
+    kind: 'mailgun',
+    anchor: (text) => text.includes('-') && /[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}/.test(text),
+    re: new RegExp(String.raw`${LEAD}(?<secret>[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8})${TAIL}`, 'g'),
+  },
   {
     kind: 'telegram',
     anchor: anyOf(':AA'),
     // Also right after `bot`, as in https://api.telegram.org/bot<token>/getMe.
-    re: new RegExp(String.raw`(?:(?<=bot)|${LEAD})(?<secret>[0-9]{8,10}:AA[A-Za-z0-9_\-]{33})${TAIL}`, 'g'),
+    // The tail may be `/` (a URL path): `:` never occurs in base64, so no blob can hold the shape.
+    re: new RegExp(String.raw`(?:(?<=bot)|${LEAD})(?<secret>[0-9]{8,10}:AA[A-Za-z0-9_\-]{33})(?![A-Za-z0-9_\-])`, 'g'),
   },
   {
     kind: 'discord',
@@ -125,25 +183,25 @@ export const RULES: readonly Rule[] = [
   {
     kind: 'bearer',
     anchor: anyOf('Bearer', 'bearer', 'BEARER'),
-    re: /(?<pre>(?<![A-Za-z0-9_-])(?:Bearer|bearer|BEARER)\s+)(?<secret>[A-Za-z0-9._~+/-]{16,}=*)/g,
+    re: /(?<pre>(?:(?<=\\[nrt])|(?<![A-Za-z0-9_-]))(?:Bearer|bearer|BEARER)\s+)(?<secret>[A-Za-z0-9._~+/-]{16,}=*)/g,
     accept: (s) => hasDigit(s) || (hasUpper(s) && hasLower(s)),
   },
   {
     kind: 'basic_auth',
     anchor: matches(/authorization/i),
-    re: /(?<pre>(?<![A-Za-z0-9_-])(?:proxy-)?authorization["']?\s*[:=]\s*["']?basic\s+)(?<secret>[A-Za-z0-9+/]{8,}=*)/gi,
+    re: /(?<pre>(?:(?<=\\[nrt])|(?<![A-Za-z0-9_-]))(?:proxy-)?authorization\\?["']?\s*[:=]\s*\\?["']?basic\s+)(?<secret>[A-Za-z0-9+/]{8,}=*)/gi,
   },
   {
     // `Authorization: <token>` or `Authorization: token <token>`; Bearer and Basic are done above.
     kind: 'authorization',
     anchor: matches(/authorization/i),
-    re: /(?<pre>(?<![A-Za-z0-9_-])(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:token\s+)?)(?<secret>[A-Za-z0-9._~+/-]{8,}=*)/gi,
+    re: /(?<pre>(?:(?<=\\[nrt])|(?<![A-Za-z0-9_-]))(?:proxy-)?authorization\\?["']?\s*[:=]\s*\\?["']?(?:token\s+)?)(?<secret>[A-Za-z0-9._~+/-]{8,}=*)/gi,
     accept: digitAndLetter,
   },
   {
     kind: 'api_key',
     anchor: matches(/api-?_?key/i),
-    re: /(?<pre>(?<![A-Za-z0-9])(?:x-goog-api-key|x-api-key|api[_-]?key)["']?\s*[:=]\s*["']?)(?<secret>[A-Za-z0-9._~+/-]{16,})/gi,
+    re: /(?<pre>(?:(?<=\\[nrt])|(?<![A-Za-z0-9]))(?:x-goog-api-key|x-api-key|api[_-]?key)\\?["']?\s*[:=]\s*\\?["']?)(?<secret>[A-Za-z0-9._~+/-]{16,})/gi,
     accept: digitAndLetter,
   },
   {
@@ -152,6 +210,28 @@ export const RULES: readonly Rule[] = [
     anchor: matches(/:\/\/[^\s/?#@]*:[^\s/?#@]+@/),
     re: /(?<pre>\b[A-Za-z][A-Za-z0-9+.-]{1,30}:\/\/[^\s:/?#@[\]"'<>]{0,256}:)(?!\[redacted:)(?<secret>[^\s/?#@[\]"'<>]{1,256})(?=@)/g,
   },
+  {
+    // `Cookie: a=b; c=d` and `Set-Cookie: a=b; Path=/`: the whole value (every cookie, every
+    // attribute) goes; a value must start `name=`, so "the Cookie: header" in prose stays.
+    kind: 'cookie',
+    anchor: matches(/cookie/i),
+    re: /(?<pre>(?:(?<=\\[nrt])|(?<![A-Za-z0-9_-]))(?:(?:set-)?cookie\\?["']?[ \t]*:[ \t]*\\?["']?|--cookie[ =]["']?))(?<secret>(?!\[redacted:)[^\s=;,"'\\]{1,256}=[^\r\n"'\\]{0,4096})/gi,
+  },
+  {
+    // curl -u user:password (only after `curl`: `docker run -u 1000:1000` is a user and group).
+    kind: 'password',
+    anchor: anyOf('curl'),
+    re: /(?<pre>\bcurl\b[^\r\n]{0,2048}?[ \t](?:-u|--user)[ =]["']?[^\s:"']{1,128}:)(?<secret>(?!\[redacted:)[^\s"']{1,256})/g,
+  },
+  {
+    // .netrc: `machine HOST login USER password SECRET`.
+    kind: 'password',
+    anchor: anyOf('machine'),
+    re: /(?<pre>\bmachine[ \t]+\S{1,253}[ \t\r\n]+login[ \t]+\S{1,128}[ \t\r\n]+password[ \t]+)(?<secret>(?!\[redacted:)\S{1,256})/g,
+  },
+  { kind: 'password', anchor: assignmentAnchor, re: ENV_ASSIGNMENT, accept: acceptEnv, kindOf: assignedKind },
+  { kind: 'password', anchor: assignmentAnchor, re: QUOTED_ASSIGNMENT, accept: acceptQuoted, kindOf: assignedKind },
+  { kind: 'password', anchor: assignmentAnchor, re: BARE_ASSIGNMENT, accept: acceptBare, kindOf: assignedKind, cut: cutBare },
 ];
 
 /** Object keys whose string value is a credential whatever its shape (headers kept as JSON). */
@@ -163,4 +243,7 @@ export const SECRET_KEYS: ReadonlyMap<string, string> = new Map([
   ['api-key', 'api_key'],
   ['api_key', 'api_key'],
   ['apikey', 'api_key'],
+  ['cookie', 'cookie'],
+  ['set-cookie', 'cookie'],
+  ['x-auth-token', 'secret'],
 ]);

@@ -20,10 +20,13 @@ export interface Metrics {
   cost: Counter<'provider' | 'model' | 'kind'>;
   /** What cache reads saved against the input price (savings.ts); needs the route's prices. */
   costSaved: Counter<'provider' | 'model'>;
+  /** Each priced route's prices and their source (prices.ts). */
+  modelPrice: Gauge<'provider' | 'model' | 'kind' | 'source'>;
   activeSessions: Gauge;
   upstreamErrors: Counter<'provider' | 'model' | 'status'>;
   promptEvalSeconds: Histogram<'provider' | 'model'>;
   retriesAnswered: Counter<'provider' | 'model'>;
+  upstreamRetries: Counter<'provider' | 'model' | 'reason'>;
   /** Client keys' names come from config: a bounded label. */
   clientSpend: Counter<'client'>;
   clientRefused: Counter<'client' | 'reason'>;
@@ -55,12 +58,17 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
     }),
     cost: counter('proxy_cost_usd_total', 'Cost in USD at the configured prices (or as the provider reported it).', [...pm, 'kind']),
     costSaved: counter('proxy_cost_saved_usd_total', 'USD saved by cache reads at the configured prices: cached tokens x (input - cache_read price).', pm),
+    modelPrice: new Gauge({
+      name: 'proxy_model_price_usd_per_million', help: 'A route\'s price per million tokens by kind, and its source: config or catalogue.',
+      labelNames: [...pm, 'kind', 'source'], registers: [registry],
+    }),
     activeSessions: new Gauge({ name: 'proxy_active_sessions', help: 'Sessions held in memory.', registers: [registry] }),
     upstreamErrors: counter('proxy_upstream_errors_total', 'Upstream failures by status (or transport error code).', [...pm, 'status']),
     promptEvalSeconds: new Histogram({
       name: 'proxy_prompt_eval_seconds', help: 'Prompt evaluation time the upstream reported (Ollama).',
       labelNames: pm, buckets: [0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10, 30, 60], registers: [registry],
     }),
+    upstreamRetries: counter('proxy_upstream_retries_total', 'Upstream calls tried again (or on a fallback) after a failure before the first byte, by the failed deployment and why it failed.', [...pm, 'reason']),
     retriesAnswered: counter('proxy_retries_answered_total', 'Client retries of a request the log had answered, answered from the log without an upstream call.', pm),
     clientSpend: counter('proxy_client_spend_usd_total', 'USD each client key spent, at the routes\' prices (or as the provider reported it), counted against its budget.', ['client']),
     clientRefused: counter('proxy_client_refused_total', 'Requests refused with a 429 by client key: reason budget (over its budget_usd) or rate (over its requests_per_minute).', ['client', 'reason']),

@@ -13,7 +13,7 @@ import { listSessionSummaries, readSessionStats, type SessionSource } from '../s
 import { pricesFromConfig } from '../stats/prices.js';
 
 export interface AdminDeps {
-  config: Pick<Config, 'adminKey' | 'models'>;
+  config: Pick<Config, 'adminKey' | 'models' | 'providers' | 'providerRoutes'>;
   /** The session store (a LogStore); read without its writer lock. */
   store: SessionSource;
 }

@@ -23,6 +23,7 @@ import { writeLine } from './request-log.js';
 import { RetrySignals } from './retries.js';
 import { WireMemo } from './wire-memo.js';
 import type { Upstreams } from './upstream.js';
+import type { Tracing } from '../tracing/tracing.js';
 
 /** The inbound wire of each conversation endpoint, so that its errors are answered in that wire's shape. */
 const inboundOf = new Map<string, InboundDialect>(INBOUND_DIALECTS.flatMap((d) => d.paths.map((p) => [p, d] as const)));
@@ -49,6 +50,8 @@ export interface AppDeps {
   /** What the admin routes read; the files under the data directory when not given. */
   store?: SessionSource;
   now: () => Date;
+  /** Spans of each request (`[tracing]`); none: no traces. */
+  tracing?: Tracing;
   /** Where the operator's lines go (pino); none: the app logs nothing. */
   logger?: FastifyBaseLogger;
 }

@@ -9,7 +9,7 @@ import type { ClientKey } from '../config/types.js';
 import { ProxyError } from '../core/errors.js';
 import type { Usage } from '../core/types.js';
 import type { Metrics } from '../metrics/registry.js';
-import { costOfUsage } from '../stats/prices.js';
+import { totalCost } from '../pricing/cost.js';
 import { periodEnd, periodStart } from './budget-period.js';
 import type { SpendEntry } from './spend-ledger.js';
 import { TokenBucket } from './token-bucket.js';
@@ -75,7 +75,7 @@ export class ClientLimits {
    */
   async charge(key: ClientKey | undefined, route: Pick<Route, 'price'>, usage: Usage | undefined): Promise<void> {
     if (key === undefined) return;
-    const usd = costOfUsage(route.price, usage)?.usd;
+    const usd = totalCost(route.price, usage)?.usd;
     if (usd === undefined) return;
     const now = this.#opts.now();
     this.#current(key, now).usd += usd;

@@ -1,15 +1,18 @@
 /**
  * One request pipeline for every inbound wire, as named stages: admit (the inbound dialect reads
  * the body; route), locate (the session's turn), build (window, hints, encoding, `llm.req`), call
- * (the upstream, always streaming, so the first byte and a client that leaves are both seen),
- * relay (re-encoded in the client's wire as it comes), and record (the reply logged durably
- * before the answer ends). Every failure takes one path (`fail`), and the turn is released however
+ * (the upstream, always streaming, so the first byte and a client that leaves are both seen;
+ * tried again and on fallbacks before that byte, attempts.ts; all within a deadline), relay
+ * (re-encoded in the client's wire as it comes), and record (the reply logged durably before the
+ * answer ends). Every failure takes one path (`fail`), and the turn is released however
  * the request ends.
  */
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { hintsFor, hintsRecord } from '../cache-hints/session-hints.js';
+import { presetOf } from '../config/presets.js';
 import { resolveRoute, type Route } from '../config/routes.js';
 import { ProxyError } from '../core/errors.js';
 import type { BreakCause, EventOf } from '../core/events.js';
@@ -18,6 +21,7 @@ import { replyDeltas } from '../dialects/reply-deltas.js';
 import { dialectFor } from '../dialects/registry.js';
 import { createEventDecoder } from '../dialects/stream-decoder.js';
 import type { ClientRequest, ClientStream, Dialect, InboundDialect, ReplyMeta, StreamDelta, UpstreamError } from '../dialects/types.js';
+import { recordPrices } from '../metrics/prices.js';
 import { recordCacheSaving } from '../metrics/savings.js';
 import { answerKey, type Incoming, type Turn } from '../session/manager.js';
 import { firstDifference } from '../window/index.js';
@@ -30,7 +34,14 @@ import { addUsage, summaries, summaryOf } from './request-log.js';
 import { explicitSessionId } from './session-id.js';
 import { withoutVolatile } from '../window/volatile-lines.js';
 import { withoutRefused } from '../dialects/extra-fields.js';
-import { classifyTransportError, isAbort, type UpstreamResponse } from './upstream.js';
+import { classifyTransportError, isAbort } from './upstream.js';
+import { UpstreamAttempts, type Answer } from './attempts.js';
+import { deploymentHeaders } from './deployment-headers.js';
+import { contentAttributes, OPERATION, prefixAttributes, requestAttributes, usageAttributes } from '../tracing/gen-ai.js';
+import { NO_TRACE, type RequestTrace, type Stage } from '../tracing/request-trace.js';
+
+/** Upstream error bodies are read this far: enough for any provider's JSON error, bounded against a runaway page. */
+const MAX_ERROR_BYTES = 65_536;
 
 /**
  * The metric labels of each request once its route is known. Errors thrown before a stream starts
@@ -50,6 +61,8 @@ interface Admitted {
   /** The client's key when keys are configured: its spend is charged. */
   key: ClientKey | undefined;
   apiKey: string | undefined;
+  /** The client's bearer, passed through to a deployment that has no key of its own. */
+  passThroughKey: string | undefined;
   /** The client's headers that the upstream's wire reads (`Dialect.clientHeaders`). */
   forwarded: Record<string, string>;
 }
@@ -63,6 +76,11 @@ interface Call {
   started: number;
   abort: AbortController;
   clientGone: boolean;
+  /** Aborts the upstream part when the route's `deadline_ms` has passed since it began. */
+  deadline: AbortController;
+  attempts?: UpstreamAttempts;
+  /** What a streamed client had received when the upstream failed after its first byte. */
+  partial?: NeutralReply;
   /** Prompt tokens of the session's previous reply, read before this one replaces it. */
   previousPrompt: number | undefined;
   origin: Origin;
@@ -72,6 +90,9 @@ interface Call {
   callStarted?: number;
   raw?: ServerResponse;
   stream?: ClientStream;
+  trace: RequestTrace;
+  /** The upstream call's span (every attempt), from send until the reply is read or fails. */
+  upstreamStage?: Stage;
 }
 
 /** An upstream failure already counted in proxy_upstream_errors_total. */
@@ -79,18 +100,39 @@ class CountedFailure {
   constructor(readonly error: unknown) {}
 }
 
+/** The request's span (docs/observability.md, Traces) around the stages; its end is the request's. */
 export async function handleRequest(inbound: InboundDialect, req: FastifyRequest, reply: FastifyReply, deps: AppDeps): Promise<void> {
+  const trace = deps.tracing?.begin(req.headers) ?? NO_TRACE;
+  try {
+    await handle(inbound, req, reply, deps, trace);
+    trace.end();
+  } catch (err) {
+    trace.end(err instanceof CountedFailure ? err.error : err);
+    throw err;
+  }
+}
+
+async function handle(inbound: InboundDialect, req: FastifyRequest, reply: FastifyReply, deps: AppDeps, trace: RequestTrace): Promise<void> {
   const started = performance.now();
   const a = admit(inbound, req, deps);
   routeLabels.set(req, a.labels);
+  trace.name(`${OPERATION} ${a.route.dialect.model}`);
+  trace.set(requestAttributes(presetOf(a.route.preset).genAi ?? a.route.preset, a.route.dialect.model, a.route.name, a.client.params.max_tokens));
   if (a.client.continues !== undefined) await continueFrom(a, deps);
   const summary = summaryOf(req);
   Object.assign(summary, { route: a.route.name, provider: a.route.provider, stream: a.client.stream });
-  const turn = await deps.sessions.begin(a.incoming);
+  const match = trace.stage('session.match');
+  const turn = await deps.sessions.begin(a.incoming).catch((err: unknown) => {
+    match.end(err);
+    throw err;
+  });
+  match.set({ 'prefix_proxy.session.id': turn.session.id, 'prefix_proxy.plan': turn.plan.kind });
+  match.end();
+  trace.set({ 'prefix_proxy.session.id': turn.session.id });
   summary.session = turn.session.id;
   const call: Call = {
-    req, deps, a, turn, started, abort: new AbortController(), clientGone: false, previousPrompt: turn.session.previousPrompt,
-    origin: { provider: a.route.provider, model: a.route.dialect.model }, logged: false,
+    req, deps, a, turn, started, abort: new AbortController(), clientGone: false, deadline: new AbortController(), previousPrompt: turn.session.previousPrompt,
+    origin: { provider: a.route.provider, model: a.route.dialect.model }, logged: false, trace,
   };
   const onClose = () => {
     if (reply.raw.writableFinished) return;
@@ -100,20 +142,26 @@ export async function handleRequest(inbound: InboundDialect, req: FastifyRequest
     call.abort.abort();
   };
   reply.raw.on('close', onClose);
+  let deadlineTimer: NodeJS.Timeout | undefined;
   try {
     // A client that left while its request waited for the session's turn: its 'close' has passed.
     if (req.raw.socket.destroyed) onClose();
     if (turn.plan.kind === 'answered') return answerFromLog(call, reply, turn.plan.reply, turn.plan.req);
+    const stage = trace.stage('window.build');
     const built = build(call);
-    const upstream = await send(call, built.encoded);
-    if (upstream === undefined) return await logAborted(call, emptyReply(), undefined);
-    if (upstream.status < 200 || upstream.status >= 300) return await relayError(call, reply, upstream);
-    await relay(call, reply, upstream, built.digest);
+    stage.set({ 'prefix_proxy.break_cause': built.cause, 'prefix_proxy.window.est_tokens': built.estTokens, 'prefix_proxy.window.trimmed': built.trimmed });
+    stage.end();
+    deadlineTimer = setTimeout(() => call.deadline.abort(), a.route.timeouts.deadline_ms);
+    const answer = await send(call, built.encoded);
+    if (answer === undefined) return await logAborted(call, emptyReply(), undefined);
+    if (answer.kind === 'status') return await relayError(call, reply, answer);
+    await relay(call, reply, answer, built.digest);
   } catch (err) {
     const thrown = err instanceof CountedFailure ? err.error : err;
     summary.error = thrown instanceof ProxyError ? thrown.code : 'internal_error';
     await fail(call, err);
   } finally {
+    clearTimeout(deadlineTimer);
     reply.raw.off('close', onClose);
     turn.release();
   }
@@ -146,6 +194,7 @@ function admit(inbound: InboundDialect, req: FastifyRequest, deps: AppDeps): Adm
     key,
     // A client key is the proxy's own: it is never passed on to the upstream.
     apiKey: route.apiKey ?? (key === undefined ? presented : undefined),
+    passThroughKey: key === undefined ? presented : undefined,
     forwarded: forwardedHeaders(req.headers, dialect, route.dialect.headers),
     incoming: {
       explicitId: explicitSessionId(req.headers, client.idFields, deps.config.sessions),
@@ -193,28 +242,71 @@ function build(call: Call) {
   if (built.trimmed) deps.metrics.windowTrims.inc(a.labels);
   Object.assign(encoded.headers, a.forwarded);
   if (a.apiKey !== undefined) Object.assign(encoded.headers, a.dialect.authHeaders(a.apiKey));
-  return { encoded, digest: built.digest, cause };
+  return { encoded, digest: built.digest, cause, estTokens: built.estTokens, trimmed: built.trimmed };
 }
 
-/** The upstream call; undefined when the client left before it answered. */
-async function send(call: Call, encoded: ReturnType<typeof build>['encoded']): Promise<UpstreamResponse | undefined> {
+/**
+ * The upstream call, retried and sent to the route's fallbacks while no byte of the reply has come
+ * (attempts.ts); undefined when the client left before it answered.
+ */
+async function send(call: Call, encoded: ReturnType<typeof build>['encoded']): Promise<Answer | undefined> {
   const { a, deps } = call;
   call.callStarted = performance.now();
   deps.metrics.duration.observe({ ...a.labels, phase: 'overhead' }, (call.callStarted - call.started) / 1000);
-  summaryOf(call.req).overhead_ms = Math.round((call.callStarted - call.started) * 10) / 10;
+  const summary = summaryOf(call.req);
+  summary.overhead_ms = Math.round((call.callStarted - call.started) * 10) / 10;
+  call.upstreamStage = call.trace.stage('upstream', `${OPERATION} ${a.route.dialect.model}`);
+  call.trace.inject(call.upstreamStage, encoded.headers);
+  const { upstream } = deps.config;
+  const attempts = new UpstreamAttempts(
+    { deployments: a.route.deployments, retries: a.route.retries, backoff: { baseMs: upstream.retryBaseMs, maxDelayMs: upstream.retryMaxDelayMs }, maxErrorBytes: MAX_ERROR_BYTES },
+    {
+      send: (d, signal) => {
+        const headers = deploymentHeaders(encoded.headers, a.route.deployments[0]!, d, { first: a.apiKey, passThrough: a.passThroughKey }, a.dialect.authHeaders);
+        return deps.upstreams.send(d.provider, d.baseUrl, { ...encoded, headers }, d.timeouts, signal);
+      },
+      onRetry: (reason, d) => deps.metrics.upstreamRetries.inc({ provider: d.provider, model: a.labels.model, reason }),
+      random: Math.random,
+      now: () => deps.now().getTime(),
+      sleep: (ms, signal) => sleep(ms, undefined, { signal }),
+    },
+  );
+  call.attempts = attempts;
   try {
-    return await deps.upstreams.send(a.route.provider, a.route.dialect.baseUrl, encoded, a.route.timeouts, call.abort.signal);
+    return await attempts.call(AbortSignal.any([call.abort.signal, call.deadline.signal]));
   } catch (err) {
     if (call.clientGone && isAbort(err)) return undefined;
-    throw upstreamFailure(call, classifyTransportError(err, a.route.provider, a.route.timeouts), 'transport');
+    throw upstreamFailure(call, transportFailure(call, err), 'transport');
+  } finally {
+    call.upstreamStage?.set({ 'server.address': attempts.deployment.baseUrl, 'prefix_proxy.upstream.attempts': attempts.attempts });
+    summary.attempts = attempts.attempts;
+    if (attempts.deployment !== a.route.deployments[0]) summary.deployment = attempts.deployment.provider;
   }
 }
 
+/** A transport failure as the client hears it: the deadline's own code when it was the deadline that cut it. */
+function transportFailure(call: Call, err: unknown): unknown {
+  const d = call.attempts?.deployment ?? call.a.route.deployments[0]!;
+  if (call.deadline.signal.aborted) return new ProxyError('upstream_deadline', { provider: d.provider, ms: call.a.route.timeouts.deadline_ms }, { cause: err });
+  return classifyTransportError(err, d.provider, d.timeouts);
+}
+
+/** What the log says of the attempts: their number when more than one, the deployment when a fallback's. */
+function attemptFields(call: Call): { attempts?: number; deployment?: string } {
+  const at = call.attempts;
+  if (at === undefined) return {};
+  return {
+    ...(at.attempts > 1 ? { attempts: at.attempts } : {}),
+    ...(at.deployment !== call.a.route.deployments[0] ? { deployment: at.deployment.provider } : {}),
+  };
+}
+
 /** A non-2xx upstream answer: logged, then passed on in the client's dialect with its retry headers. */
-async function relayError(call: Call, reply: FastifyReply, upstream: UpstreamResponse): Promise<void> {
+async function relayError(call: Call, reply: FastifyReply, upstream: Extract<Answer, { kind: 'status' }>): Promise<void> {
   const { a, deps, turn } = call;
-  const text = await upstream.body.text();
-  turn.append({ type: 'llm.error', req: call.reqEvent!.seq, status: upstream.status, body: text.slice(0, 65536) });
+  const text = upstream.text;
+  endUpstream(call, { code: `upstream_${upstream.status}` });
+  turn.append({ type: 'llm.error', req: call.reqEvent!.seq, status: upstream.status, body: text, ...attemptFields(call) });
   call.logged = true;
   await turn.session.log.sync();
   deps.metrics.upstreamErrors.inc({ ...a.labels, status: String(upstream.status) });
@@ -236,7 +328,7 @@ async function relayError(call: Call, reply: FastifyReply, upstream: UpstreamRes
 }
 
 /** Decode the upstream stream, re-encode it for the client as it comes, then record the reply. */
-async function relay(call: Call, reply: FastifyReply, upstream: UpstreamResponse, digest: string): Promise<void> {
+async function relay(call: Call, reply: FastifyReply, upstream: Extract<Answer, { kind: 'stream' }>, digest: string): Promise<void> {
   const { a, deps } = call;
   // The request's digest seeds the ids a dialect makes up (Ollama's calls have none): unique per
   // distinct request, the same for an identical retry.
@@ -246,6 +338,8 @@ async function relay(call: Call, reply: FastifyReply, upstream: UpstreamResponse
   let firstByte: number | undefined;
   let streamError: UpstreamError | undefined;
   let transportError: unknown;
+  let received = 0;
+  const limit = deps.config.upstream.maxReplyBytes;
   const onDeltas = (ev: Parameters<typeof decoder.onEvent>[0]) => {
     for (const delta of decoder.onEvent(ev)) {
       if (delta.type === 'error') streamError = delta.error;
@@ -254,22 +348,36 @@ async function relay(call: Call, reply: FastifyReply, upstream: UpstreamResponse
   };
   try {
     for await (const chunk of upstream.body) {
-      firstByte ??= performance.now();
-      for (const ev of events.push(chunk as Uint8Array)) onDeltas(ev);
+      if (firstByte === undefined) {
+        firstByte = performance.now();
+        call.upstreamStage?.event('first_chunk', { 'gen_ai.response.time_to_first_chunk': (firstByte - call.callStarted!) / 1000 });
+      }
+      received += chunk.byteLength;
+      // Leaving the loop drops the connection: the rest is never read.
+      if (received > limit) break;
+      for (const ev of events.push(chunk)) onDeltas(ev);
     }
-    for (const ev of events.flush()) onDeltas(ev);
+    if (received <= limit) for (const ev of events.flush()) onDeltas(ev);
   } catch (err) {
     transportError = err;
   }
   const final = decoder.finish();
+  call.upstreamStage?.set(usageAttributes(final.usage, final.finish_reason));
   if (firstByte !== undefined) deps.metrics.duration.observe({ ...a.labels, phase: 'ttft' }, (firstByte - call.callStarted!) / 1000);
   if (call.clientGone) return logAborted(call, final, firstByte);
-  if (transportError !== undefined) throw upstreamFailure(call, classifyTransportError(transportError, a.route.provider, a.route.timeouts), 'stream');
-  if (streamError !== undefined) throw upstreamFailure(call, new ProxyError('upstream_error', { status: 200, detail: streamError.message }), 'stream');
-  // A stream that ended without saying why was cut short: the client hears an error, never a finish.
-  if (final.finish_reason === null) {
-    throw upstreamFailure(call, new ProxyError('upstream_error', { status: 200, detail: 'the stream ended without a finish reason (cut short)' }), 'stream');
+  const provider = call.attempts!.deployment.provider;
+  const failure = transportError !== undefined ? transportFailure(call, transportError)
+    : received > limit ? new ProxyError('upstream_reply_too_large', { provider, limit })
+      : streamError?.code === 'upstream_bad_reply' ? new ProxyError('upstream_bad_reply', { provider, detail: streamError.message })
+        : streamError !== undefined ? new ProxyError('upstream_error', { status: 200, detail: streamError.message })
+          // A stream that ended without saying why was cut short: the client hears an error, never a finish.
+          : final.finish_reason === null ? new ProxyError('upstream_error', { status: 200, detail: 'the stream ended without a finish reason (cut short)' })
+            : undefined;
+  if (failure !== undefined) {
+    call.partial = final;
+    throw upstreamFailure(call, failure, 'stream');
   }
+  endUpstream(call);
   await recordAnswer(call, final, firstByte);
   await out.end(final);
 }
@@ -286,13 +394,21 @@ async function recordAnswer(call: Call, final: NeutralReply, firstByte: number |
   }
   turn.append({
     type: 'llm.resp', req: call.reqEvent!.seq, reply: final, origin: call.origin, timings: timings(call.callStarted!, firstByte),
-    ...(providerMiss ? { provider_miss: true as const } : {}),
+    ...(providerMiss ? { provider_miss: true as const } : {}), ...attemptFields(call),
   });
   call.logged = true;
-  await turn.session.log.sync();
+  const sync = call.trace.stage('log.sync');
+  await turn.session.log.sync().catch((err: unknown) => {
+    sync.end(err);
+    throw err;
+  });
+  sync.end();
+  call.trace.set({ ...usageAttributes(final.usage, final.finish_reason), ...prefixAttributes(cause, final.usage?.cached_tokens, call.previousPrompt) });
+  if (call.trace.captureContent) call.trace.set(contentAttributes(redactDeep(a.client.messages).value, redactDeep({ content: final.content, tool_calls: final.tool_calls }).value));
   await deps.limits?.charge(a.key, a.route, final.usage);
   recordReply(deps.metrics, a.labels, a.route, final, call.previousPrompt);
   recordCacheSaving(deps.metrics, a.labels, a.route, final.usage);
+  if (a.route.price !== undefined) recordPrices(deps.metrics, a.labels, a.route.figures.prices);
   deps.metrics.cacheBreaks.inc({ ...a.labels, cause: providerMiss ? 'provider_miss' : (cause ?? 'none') });
   deps.metrics.requests.inc({ ...a.labels, status: '200' });
   deps.metrics.duration.observe({ ...a.labels, phase: 'total' }, (performance.now() - call.started) / 1000);
@@ -353,9 +469,12 @@ function upstreamFailure(call: Call, failure: unknown, fallback: string): Counte
  */
 async function fail(call: Call, thrown: unknown): Promise<void> {
   const err = thrown instanceof CountedFailure ? thrown.error : thrown;
+  endUpstream(call, err);
   if (call.reqEvent !== undefined && !call.logged) {
+    // A streamed client got part of a reply: the log says what, as a failure, never as a reply.
+    const partial = call.stream !== undefined && call.partial !== undefined && hasContent(call.partial) ? { partial: call.partial } : {};
     try {
-      call.turn.append({ type: 'llm.error', req: call.reqEvent.seq, error: err instanceof Error ? err.message : String(err) });
+      call.turn.append({ type: 'llm.error', req: call.reqEvent.seq, error: err instanceof Error ? err.message : String(err), ...attemptFields(call), ...partial });
       call.logged = true;
       await call.turn.session.log.sync();
     } catch {
@@ -369,7 +488,14 @@ async function fail(call: Call, thrown: unknown): Promise<void> {
   if (!raw.writableEnded) raw.end(call.stream.error(proxyErr));
 }
 
+/** The upstream span ends once: when the reply is read, or at the failure that stopped it. */
+function endUpstream(call: Call, error?: unknown): void {
+  call.upstreamStage?.end(error);
+  call.upstreamStage = undefined;
+}
+
 async function logAborted(call: Call, partial: NeutralReply, firstByte: number | undefined): Promise<void> {
+  endUpstream(call);
   call.turn.append({ type: 'llm.resp', req: call.reqEvent!.seq, reply: partial, origin: call.origin, timings: timings(call.callStarted!, firstByte), aborted: true });
   call.logged = true;
   await call.turn.session.log.sync();
@@ -378,6 +504,10 @@ async function logAborted(call: Call, partial: NeutralReply, firstByte: number |
 function timings(callStarted: number, firstByte: number | undefined) {
   const now = performance.now();
   return { ...(firstByte === undefined ? {} : { ttfb_ms: Math.round(firstByte - callStarted) }), total_ms: Math.round(now - callStarted) };
+}
+
+function hasContent(reply: NeutralReply): boolean {
+  return (reply.content ?? '') !== '' || (reply.thinking ?? '') !== '' || (reply.tool_calls?.length ?? 0) > 0;
 }
 
 function emptyReply(): NeutralReply {

@@ -6,7 +6,7 @@
 import type { Route } from '../config/routes.js';
 import type { NeutralReply } from '../core/types.js';
 import type { Metrics } from '../metrics/registry.js';
-import { costOf } from '../stats/cost.js';
+import { costOf } from '../pricing/cost.js';
 
 export function recordReply(
   metrics: Metrics,
@@ -26,7 +26,7 @@ export function recordReply(
   if (u.cached_tokens !== undefined && previousPrompt !== undefined && previousPrompt > 0) {
     metrics.prefixReuse.observe(labels, Math.min(1, u.cached_tokens / previousPrompt));
   }
-  const split = costOf(route, u);
+  const split = costOf(route.price, u);
   if (split !== undefined) {
     const total = split.input + split.cache_read + split.cache_write + split.output;
     // The provider's own figure wins; the split keeps the priced proportions.

@@ -20,6 +20,10 @@ export interface RequestSummary {
   completion_tokens?: number;
   overhead_ms?: number;
   ttft_ms?: number;
+  /** Upstream calls made (retries and fallbacks included); absent when none was. */
+  attempts?: number;
+  /** The provider that answered or failed last, when it was a fallback of the route's own. */
+  deployment?: string;
   /** Answered from the log (a client's retry): no upstream call. */
   from_log?: true;
   /** The code of the error the request ended with. */

@@ -11,6 +11,7 @@ import { ClientLimits } from './client-limits.js';
 import { SpendLedger } from './spend-ledger.js';
 import { ImageStore } from './images.js';
 import { Upstreams } from './upstream.js';
+import { createTracing } from '../tracing/tracing.js';
 
 export interface RunningProxy {
   /** `http://host:port` (no `/v1`). */
@@ -48,7 +49,8 @@ export async function startProxy(config: Config, opts: { now?: () => Date; logge
   const clock = () => now().getTime();
   const opened = config.auth.keys.length === 0 ? undefined : await SpendLedger.open(config.dataDir, { durable: config.sessions.durability === 'fsync', now: clock() });
   const limits = new ClientLimits(config.auth.keys, opened?.entries ?? [], { now: clock, metrics, ...(opened === undefined ? {} : { ledger: opened.ledger }) });
-  const app = buildApp({ config, sessions, upstreams, images, metrics, limits, store, now, ...(opts.logger === undefined ? {} : { logger: opts.logger }) });
+  const tracing = createTracing(config.tracing);
+  const app = buildApp({ config, sessions, upstreams, images, metrics, limits, store, now, tracing, ...(opts.logger === undefined ? {} : { logger: opts.logger }) });
   await app.listen({ host: config.listen.host, port: config.listen.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
@@ -62,6 +64,7 @@ export async function startProxy(config: Config, opts: { now?: () => Date; logge
       await sessions.close();
       await store.close();
       await opened?.ledger.close();
+      await tracing.shutdown();
     },
   };
 }

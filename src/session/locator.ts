@@ -18,6 +18,11 @@ export interface StoredEntry {
   /** View entries the tip covers. */
   length: number;
   latestReply?: string;
+  /**
+   * Chain hash of the view without its last entry, when that entry is a reply: what a client's
+   * retry of the request it answered sends (docs/decisions.md, Retries answered from the log).
+   */
+  retryTip?: string;
   ids: string[];
   lineage: string;
   /** Milliseconds since the epoch. */
@@ -39,6 +44,7 @@ export class Locator {
   /** Stored (not live) sessions: id -> entry, and tip -> id. */
   readonly #stored = new Map<string, StoredEntry>();
   readonly #byTip = new Map<string, string>();
+  readonly #byRetryTip = new Map<string, string>();
 
   get storedCount(): number {
     return this.#stored.size;
@@ -74,6 +80,9 @@ export class Locator {
       const id = this.#byTip.get(hashes[i]!);
       if (id !== undefined) return id;
     }
+    // A stored session whose view is the whole request and one reply: the request's retry.
+    const retried = hashes.length > (best?.length ?? 0) ? this.#byRetryTip.get(hashes.at(-1)!) : undefined;
+    if (retried !== undefined) return retried;
     if (best !== undefined) return best.session;
     for (let i = req.incoming.length - 1; i >= 0; i--) {
       const fp = req.incoming[i]!.fp;
@@ -95,6 +104,7 @@ export class Locator {
     this.#dropStored(entry.id);
     this.#stored.set(entry.id, entry);
     this.#byTip.set(entry.tip, entry.id);
+    if (entry.retryTip !== undefined) this.#byRetryTip.set(entry.retryTip, entry.id);
     if (entry.latestReply !== undefined) this.#index.rememberReply(entry.latestReply, entry.id);
     for (const x of entry.ids) this.name(x, entry.id);
   }
@@ -121,6 +131,7 @@ export class Locator {
     if (entry === undefined) return;
     this.#stored.delete(id);
     if (this.#byTip.get(entry.tip) === id) this.#byTip.delete(entry.tip);
+    if (entry.retryTip !== undefined && this.#byRetryTip.get(entry.retryTip) === id) this.#byRetryTip.delete(entry.retryTip);
   }
 
   /**

@@ -21,6 +21,8 @@ export class PrefixIndex {
   readonly #indexed = new Map<string, { length: number; tip: string | undefined }>();
   /** Fingerprint of a session's latest reply -> session. */
   readonly #latestReply = new Map<string, string>();
+  /** Session -> the fingerprint it holds in #latestReply: one per session, the older one dropped. */
+  readonly #replyOf = new Map<string, string>();
 
   /**
    * Record a session's view prefixes; the session becomes the latest for each one it did not hold
@@ -45,7 +47,7 @@ export class PrefixIndex {
     }
     this.#indexed.set(id, { length: hashes.length, tip: hashes.at(-1) });
     const latest = view.latestReply();
-    if (latest !== undefined) this.#latestReply.set(latest, id);
+    if (latest !== undefined) this.rememberReply(latest, id);
   }
 
   /**
@@ -86,7 +88,7 @@ export class PrefixIndex {
     return hits.map((h) => h.session);
   }
 
-  /** Forget a session's prefixes (it left memory); its latest reply stays, bounded at one per session. */
+  /** Forget a session's prefixes (it left memory); its latest reply stays, one per session. */
   remove(id: string, hashes: readonly string[]): void {
     for (const h of hashes) {
       const list = this.#prefix.get(h);
@@ -101,12 +103,25 @@ export class PrefixIndex {
   /** Forget a session entirely (its log is unreadable). */
   forget(id: string, hashes: readonly string[]): void {
     this.remove(id, hashes);
-    for (const [fp, session] of this.#latestReply) if (session === id) this.#latestReply.delete(fp);
+    this.#dropReply(id);
   }
 
-  /** Record a stored session's latest reply (read from its saved entry). */
+  /**
+   * Record a session's latest reply (as it is indexed, or read from its saved entry). Its earlier
+   * one is forgotten: a map that kept every reply's fingerprint grew with every request served.
+   */
   rememberReply(fingerprint: string, id: string): void {
+    if (this.#replyOf.get(id) === fingerprint) return;
+    this.#dropReply(id);
     this.#latestReply.set(fingerprint, id);
+    this.#replyOf.set(id, fingerprint);
+  }
+
+  #dropReply(id: string): void {
+    const fp = this.#replyOf.get(id);
+    if (fp === undefined) return;
+    this.#replyOf.delete(id);
+    if (this.#latestReply.get(fp) === id) this.#latestReply.delete(fp);
   }
 
   /** The session whose latest reply has this fingerprint. */

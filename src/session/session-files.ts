@@ -8,6 +8,7 @@ import { ProxyError } from '../core/errors.js';
 import type { IndexSnapshot, Store } from '../store/types.js';
 import type { StartPoint } from '../window/index.js';
 import type { StoredEntry } from './locator.js';
+import { replyFingerprint } from './fingerprint.js';
 import { ClientView } from './view.js';
 
 interface Sidecar {
@@ -121,8 +122,12 @@ function current(one: IndexSnapshot): { entry?: StoredEntry; point?: StartPoint 
 export function entryOf(id: string, view: ClientView, ids: readonly string[], lineage: string, lastActive: number): StoredEntry {
   const hashes = view.hashes();
   const latestReply = view.latestReply();
+  const last = view.entries.at(-1);
+  // The view ends with a reply: a retry of the request it answered holds everything before it.
+  const retryTip = last !== undefined && replyFingerprint(last.msg) !== undefined ? (hashes.at(-2) ?? view.h0) : undefined;
   return {
     id, tip: hashes.at(-1) ?? view.h0, length: hashes.length, ids: [...ids], lineage, lastActive,
     ...(latestReply === undefined ? {} : { latestReply }),
+    ...(retryTip === undefined ? {} : { retryTip }),
   };
 }

@@ -18,6 +18,10 @@ export interface ReplyMeta {
 
 const TEXT_PIECE = 16;
 const ARGS_PIECE = 12;
+/** What `[[oversized]]` adds (directives.ts): more than a proxy should read of one reply. */
+export const OVERSIZED_BYTES = 4 * 1024 * 1024;
+/** Oversized content goes in pieces this big, so that the stream is mostly content, not envelope. */
+const OVERSIZED_PIECE = 65_536;
 
 export function completionObject(meta: ReplyMeta, plan: ReplyPlan, usage: Record<string, unknown>): Record<string, unknown> {
   const message: Record<string, unknown> = { role: 'assistant', content: plan.content };
@@ -45,6 +49,9 @@ export function completionObject(meta: ReplyMeta, plan: ReplyPlan, usage: Record
 /**
  * The `data:` payloads of a streamed reply. With `failure`, the stream stops after the role
  * chunk, the reasoning and the first half of the content, with an error event and no `[DONE]`.
+ * The plan's transport faults: `resetMid` stops after that half too (the server then drops the
+ * connection), `malformedSse` sends a payload that is not JSON after the role chunk and stops,
+ * `noFinish` stops after the content, `oversized` sends OVERSIZED_BYTES more content first.
  */
 export function streamPayloads(
   meta: ReplyMeta,
@@ -67,6 +74,13 @@ export function streamPayloads(
   };
 
   chunk({ role: 'assistant', content: '' });
+  if (plan.faults.malformedSse) {
+    out.push('{"id": "broken", "choices": [ this is not JSON');
+    return out;
+  }
+  if (plan.faults.oversized) {
+    for (let sent = 0; sent < OVERSIZED_BYTES; sent += OVERSIZED_PIECE) chunk({ content: 'x'.repeat(OVERSIZED_PIECE) });
+  }
   // OpenRouter sends each piece of reasoning text with the details fragment that carries it.
   const thinking = pieces(plan.thinking ?? '', TEXT_PIECE);
   const details = plan.details?.deltas ?? [];
@@ -77,14 +91,15 @@ export function streamPayloads(
     chunk(delta);
   }
   const content = pieces(plan.content ?? '', TEXT_PIECE);
-  if (failure !== null) {
+  if (failure !== null || plan.faults.resetMid) {
     // Some content always goes out before the error, so the client sees a stream that broke.
     const sent = content.length > 0 ? content.slice(0, Math.ceil(content.length / 2)) : ['Partial '];
     for (const piece of sent) chunk({ content: piece });
-    out.push(JSON.stringify(failure.body()));
+    if (failure !== null) out.push(JSON.stringify(failure.body()));
     return out;
   }
   for (const piece of content) chunk({ content: piece });
+  if (plan.faults.noFinish) return out;
   plan.toolCalls.forEach((call, index) => {
     // Gemini's signature rides on the call's first fragment.
     chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' }, ...signatureOf(call) }] });

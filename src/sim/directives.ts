@@ -9,6 +9,16 @@
  *   [[overflow]]            a 400 context_length_exceeded
  *   [[slow MS]]             delay before each stream chunk, or before a non-stream reply
  *   [[stream-error]]        an error event after some content (a 500 when not streaming)
+ * Faults of the transport, acted out by the chat wire's server (server.ts; docs/faults.md):
+ *   [[reset]]               the connection is dropped before any response header
+ *   [[reset-mid]]           the connection is dropped after some content of a stream
+ *   [[malformed-sse]]       a stream whose first event after the role chunk is not JSON
+ *   [[no-finish]]           a stream that ends after its content, with no finish reason and no [DONE]
+ *   [[oversized]]           4 MiB more: of content in a stream, of message in an error body
+ *   [[retry-after N]]       an error carries `retry-after: N` (seconds)
+ *   [[retry-after-ms N]]    an error carries `retry-after-ms: N`
+ *   [[fail-times N]]        the faults above, errors and stream errors happen only to the first N
+ *                           requests with the same body; later ones are answered normally
  * Anything else, including a malformed directive, is plain text.
  */
 
@@ -20,9 +30,17 @@ export type Directive =
   | { kind: 'error'; status: number }
   | { kind: 'overflow' }
   | { kind: 'slow'; ms: number }
-  | { kind: 'stream-error' };
+  | { kind: 'stream-error' }
+  | { kind: 'reset' }
+  | { kind: 'reset-mid' }
+  | { kind: 'malformed-sse' }
+  | { kind: 'no-finish' }
+  | { kind: 'oversized' }
+  | { kind: 'retry-after'; n: number }
+  | { kind: 'retry-after-ms'; n: number }
+  | { kind: 'fail-times'; n: number };
 
-const HEAD = /\[\[(call|say|think|len|error|overflow|slow|stream-error)(?=[\s\]])/g;
+const HEAD = /\[\[(call|say|think|len|error|overflow|slow|stream-error|reset-mid|reset|malformed-sse|no-finish|oversized|retry-after-ms|retry-after|fail-times)(?=[\s\]])/g;
 const MAX_SLOW_MS = 60_000;
 /** Bounds the filler a directive can ask for (1 MiB of text). */
 const MAX_LEN_TOKENS = 262_144;
@@ -79,7 +97,18 @@ function build(kind: string, body: string): Directive | null {
     }
     case 'overflow':
     case 'stream-error':
+    case 'reset':
+    case 'reset-mid':
+    case 'malformed-sse':
+    case 'no-finish':
+    case 'oversized':
       return body === '' ? { kind } : null;
+    case 'retry-after':
+    case 'retry-after-ms':
+    case 'fail-times': {
+      const n = wholeNumber(body);
+      return n === null ? null : { kind, n };
+    }
     default:
       return null;
   }

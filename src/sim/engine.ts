@@ -9,7 +9,8 @@ import { ReplicaCache } from './cache.js';
 import type { ReplyMeta } from './completion.js';
 import { addOpaque, zeroOpaque, type ModeRules } from './mode-rules.js';
 import { addCounts, ReasoningMemory, zeroCounts } from './reasoning-check.js';
-import { planReply, type ReplyPlan } from './replies.js';
+import { NO_FAULTS, planReply, withoutFailures, type ReplyPlan, type TransportFaults } from './replies.js';
+import { sha256Hex } from '../core/canonical.js';
 import { parseChatRequest } from './request.js';
 import { Router } from './routing.js';
 import { checkConversation } from './strict.js';
@@ -32,7 +33,7 @@ export interface EngineConfig {
 export const MIN_CACHED_PROMPT = 1024;
 
 export type Outcome =
-  | { kind: 'error'; error: SimError; slowMs: number }
+  | { kind: 'error'; error: SimError; slowMs: number; faults: TransportFaults }
   | {
       kind: 'reply';
       plan: ReplyPlan;
@@ -57,6 +58,8 @@ export class SimEngine {
   readonly #memory = new ReasoningMemory();
   /** Each mode's own rules, made on first use (they remember the replies they made). */
   readonly #rules = new Map<SimMode, ModeRules>();
+  /** `[[fail-times N]]`: how many times each request body (by its SHA-256) has come. */
+  readonly #seen = new Map<string, number>();
   #offset = 0;
 
   constructor(config: EngineConfig) {
@@ -91,7 +94,7 @@ export class SimEngine {
       return this.#chat(bodyText, header, record, mode);
     } catch (err) {
       if (!(err instanceof SimError)) throw err;
-      return { kind: 'error', error: err, slowMs: 0 };
+      return { kind: 'error', error: err, slowMs: 0, faults: NO_FAULTS };
     }
   }
 
@@ -124,10 +127,11 @@ export class SimEngine {
       plan.thinking = null;
       plan.reasoningTokens = 0;
     }
+    if (plan.failTimes !== null && this.#count(bodyText) > plan.failTimes) Object.assign(plan, withoutFailures(plan));
     if (tokens.count > this.#config.contextTokens || plan.failure?.kind === 'overflow') {
-      return { kind: 'error', error: contextOverflow(tokens.count, this.#config.contextTokens), slowMs: plan.slowMs };
+      return { kind: 'error', error: contextOverflow(tokens.count, this.#config.contextTokens), slowMs: plan.slowMs, faults: plan.faults };
     }
-    if (plan.failure?.kind === 'error') return { kind: 'error', error: directedError(plan.failure.status), slowMs: plan.slowMs };
+    if (plan.failure?.kind === 'error') return { kind: 'error', error: directedError(plan.failure.status), slowMs: plan.slowMs, faults: plan.faults };
 
     const session = sessionKey(req.promptCacheKey, header);
     record.sessionKey = session?.key ?? null;
@@ -144,7 +148,7 @@ export class SimEngine {
     rules?.decorate(plan, req, tokens.digest);
 
     const failure = plan.streamError ? streamFailure() : null;
-    if (failure !== null && !req.stream) return { kind: 'error', error: failure, slowMs: plan.slowMs };
+    if (failure !== null && !req.stream) return { kind: 'error', error: failure, slowMs: plan.slowMs, faults: plan.faults };
     const usage = mode.usage({ prompt: tokens.count, cached: record.cachedTokens, cacheWrite, completion: plan.completionTokens, reasoning: plan.reasoningTokens });
     record.costUsd = typeof usage.cost === 'number' ? usage.cost : null;
     return {
@@ -192,9 +196,18 @@ export class SimEngine {
     return stats;
   }
 
-  /** Forgets records, caches, remembered replies and the PRNG's position; the clock stays. */
+  /** This body's count of arrivals, this one included. */
+  #count(bodyText: string): number {
+    const key = sha256Hex(bodyText);
+    const n = (this.#seen.get(key) ?? 0) + 1;
+    this.#seen.set(key, n);
+    return n;
+  }
+
+  /** Forgets records, caches, remembered replies, fail-times counts and the PRNG's position; the clock stays. */
   reset(): void {
     this.records.length = 0;
+    this.#seen.clear();
     for (const cache of this.#caches) cache.clear();
     this.#memory.clear();
     for (const rules of this.#rules.values()) rules.clear();

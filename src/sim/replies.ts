@@ -25,6 +25,19 @@ export interface DetailsOut {
 /** How the request asked the reply to fail, if it did. */
 export type PlannedFailure = { kind: 'error'; status: number } | { kind: 'overflow' };
 
+/** Faults of the transport (directives.ts), acted out by the chat wire's server. */
+export interface TransportFaults {
+  reset: boolean;
+  resetMid: boolean;
+  malformedSse: boolean;
+  noFinish: boolean;
+  oversized: boolean;
+  /** Headers an error carries (`retry-after`, `retry-after-ms`). */
+  errorHeaders: Record<string, string>;
+}
+
+export const NO_FAULTS: TransportFaults = { reset: false, resetMid: false, malformedSse: false, noFinish: false, oversized: false, errorHeaders: {} };
+
 export interface ReplyPlan {
   content: string | null;
   thinking: string | null;
@@ -37,6 +50,14 @@ export interface ReplyPlan {
   failure: PlannedFailure | null;
   /** Set by a mode's rules (openrouter.ts); null otherwise. */
   details: DetailsOut | null;
+  faults: TransportFaults;
+  /** `[[fail-times N]]`: the failures are planned for the first N identical requests only. */
+  failTimes: number | null;
+}
+
+/** The plan of a request past its `[[fail-times N]]`: the same reply, with no failure of any kind. */
+export function withoutFailures(plan: ReplyPlan): ReplyPlan {
+  return { ...plan, streamError: false, failure: null, faults: NO_FAULTS };
 }
 
 /** Four-byte filler words, so N words are exactly N tokens. */
@@ -78,7 +99,23 @@ export function planReply(messages: readonly WireMessage[], digest: string, mode
     streamError: of('stream-error').length > 0,
     failure: failure === undefined ? null : failure.kind === 'error' ? { kind: 'error', status: failure.status } : { kind: 'overflow' },
     details: null,
+    faults: {
+      reset: of('reset').length > 0,
+      resetMid: of('reset-mid').length > 0,
+      malformedSse: of('malformed-sse').length > 0,
+      noFinish: of('no-finish').length > 0,
+      oversized: of('oversized').length > 0,
+      errorHeaders: {
+        ...numberHeader('retry-after', of('retry-after').at(-1)?.n),
+        ...numberHeader('retry-after-ms', of('retry-after-ms').at(-1)?.n),
+      },
+    },
+    failTimes: of('fail-times').at(-1)?.n ?? null,
   };
+}
+
+function numberHeader(name: string, value: number | undefined): Record<string, string> {
+  return value === undefined ? {} : { [name]: String(value) };
 }
 
 /**

@@ -12,7 +12,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { completionObject, streamPayloads } from './completion.js';
+import { completionObject, OVERSIZED_BYTES, streamPayloads } from './completion.js';
 import { SimEngine, type Outcome } from './engine.js';
 import type { AnthropicRecord } from './anthropic/engine.js';
 import { ANTHROPIC_ROUTE, AnthropicWire } from './anthropic/http.js';
@@ -109,11 +109,18 @@ export async function createSim(opts: SimOptions = {}): Promise<Sim> {
   }
 
   async function answer(outcome: Outcome, res: ServerResponse, record: SimRecord): Promise<void> {
+    const faults = outcome.kind === 'error' ? outcome.faults : outcome.plan.faults;
+    if (faults.reset) {
+      record.error = 'reset';
+      res.socket?.destroy();
+      return;
+    }
     if (outcome.kind === 'error') {
       record.status = outcome.error.status;
       record.error = outcome.error.code;
       if (outcome.slowMs > 0) await sleep(outcome.slowMs);
-      return sendJson(res, outcome.error.status, outcome.error.wire(), record);
+      const body = faults.oversized ? oversizedError(outcome.error) : outcome.error.wire();
+      return sendJson(res, outcome.error.status, body, record, faults.errorHeaders);
     }
     const { plan, meta, usage } = outcome;
     record.status = 200;
@@ -129,13 +136,20 @@ export async function createSim(opts: SimOptions = {}): Promise<Sim> {
       record.firstByteAt ??= engine.now();
       res.write(`data: ${payload}\n\n`);
     }
+    if (plan.faults.resetMid) {
+      record.error = 'reset';
+      // What was written goes out first: the client sees content, then the connection drop.
+      await new Promise<void>((resolve) => res.write('', () => resolve()));
+      res.socket?.destroy();
+      return;
+    }
     res.end();
   }
 
-  function sendJson(res: ServerResponse, status: number, value: unknown, record?: SimRecord): void {
+  function sendJson(res: ServerResponse, status: number, value: unknown, record?: SimRecord, extra: Record<string, string> = {}): void {
     if (res.destroyed) return;
     const text = JSON.stringify(value);
-    const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) };
+    const headers: Record<string, string | number> = { ...extra, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) };
     if (record !== undefined) {
       headers['x-request-id'] = `sim-${record.seq}`;
       record.firstByteAt ??= engine.now();
@@ -196,6 +210,13 @@ export async function createSim(opts: SimOptions = {}): Promise<Sim> {
         server.closeAllConnections();
       }),
   };
+}
+
+/** `[[oversized]]` on an error: the same error, its message made OVERSIZED_BYTES longer. */
+function oversizedError(error: SimError): unknown {
+  const body = error.body();
+  body.error.message += ' ' + 'x'.repeat(OVERSIZED_BYTES);
+  return body;
 }
 
 function headerValue(req: IncomingMessage, name: string): string | undefined {

@@ -5,7 +5,8 @@
  */
 import type { BreakCause, EventOf, LogEvent } from '../core/events.js';
 import type { Usage } from '../core/types.js';
-import { costOfUsage, type CostSource, type PriceBook } from './prices.js';
+import { totalCost, type CostSource } from '../pricing/cost.js';
+import type { PriceBook } from './prices.js';
 
 export type RequestStatus = 'ok' | 'aborted' | 'error' | 'pending';
 
@@ -111,7 +112,7 @@ function applyReply(row: RequestRow, event: EventOf<'llm.resp'>, previousPrompt:
   if (u?.cached_tokens !== undefined && previousPrompt !== undefined && previousPrompt > 0) {
     row.reuse = u.cached_tokens / previousPrompt;
   }
-  const cost = costOfUsage(prices(row.route), u);
+  const cost = totalCost(prices(row.route), u);
   if (cost !== undefined) {
     row.cost_usd = cost.usd;
     row.cost_source = cost.source;

@@ -15,7 +15,9 @@ describe('loadConfig', () => {
     expect(config.listen).toEqual({ host: '127.0.0.1', port: 8787 });
     expect(config.bodyLimit).toBe(DEFAULT_BODY_LIMIT);
     expect(DEFAULT_BODY_LIMIT).toBe(32 * 1024 * 1024);
-    expect(config.window).toMatchObject({ context: 131072, output_reserve: 8192, protected_entries: 4 });
+    // Unset: a route's context is its own, else the catalogue's, else the default.
+    expect(config.window).toMatchObject({ context: undefined, output_reserve: undefined, protected_entries: 4 });
+    expect(config.defaultSizes).toMatchObject({ context: 131072, high_water: 98304, low_water: 61440 });
     expect(config.sessions).toEqual({
       idHeaders: ['x-session-id', 'x-session-affinity', 'session_id', 'session-id', 'goose-session-id', 'x-claude-code-session-id'],
       idBodyFields: ['session_id', 'prompt_cache_key'],
@@ -99,7 +101,7 @@ describe('loadConfig', () => {
     expect(config.providers.c?.keySource).toMatch(/client's bearer is passed through/);
     expect(config.providers.d).toMatchObject({
       baseUrl: 'http://127.0.0.1:8000/v1',
-      timeouts: { connect_ms: 5, headers_ms: 300_000, body_ms: 300_000 },
+      timeouts: { connect_ms: 5, headers_ms: 300_000, body_ms: 300_000, deadline_ms: 600_000 },
       headers: { 'X-A': '1' },
       codexHeaders: true,
       keySource: 'none (the client\'s bearer is passed through)',
@@ -138,7 +140,7 @@ describe('loadConfig', () => {
     expect(Object.keys(config.providers)).toEqual(['sim', 'openai', 'openrouter', 'anthropic', 'deepseek', 'cerebras', 'ollama']);
     expect(config.models.claude).toMatchObject({ provider: 'openrouter', model: 'anthropic/claude-sonnet-4.6', cacheControl: '1h', cacheKey: 'session' });
     expect(config.models.sonnet).toMatchObject({ provider: 'anthropic', thinking: 'enabled', cacheControl: 'ephemeral' });
-    expect(config.models.claude?.price).toEqual({ input: 3, cache_read: 0.3, cache_write: 3.75, cache_write_1h: 6, output: 15 });
+    expect(config.models.claude?.figures.price).toEqual({ input: 3, cache_read: 0.3, cache_write: 3.75, cache_write_1h: 6, output: 15 });
     expect(config.models.local?.sizes).toMatchObject({ high_water: 61440, low_water: 30720, max_result_tokens: 3072 });
     expect(config.window).toMatchObject({ context: 131072, output_reserve: 8192, protected_entries: 4 });
     expect(config.warnings).toEqual([]);

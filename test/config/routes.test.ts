@@ -41,13 +41,24 @@ describe('resolveRoute', () => {
     });
   });
 
-  it('resolves provider/model with slashes in the model, under the [window] defaults', () => {
+  it('resolves provider/model with slashes in the model, sized and priced by the catalogue', () => {
     const route = resolveRoute(config, 'openrouter/anthropic/claude-sonnet-4.6');
     expect(route.name).toBe('openrouter/anthropic/claude-sonnet-4.6');
+    expect(route.label).toBe('openrouter/anthropic/claude-sonnet-4.6');
     expect(route.dialect.model).toBe('anthropic/claude-sonnet-4.6');
     expect(route.cacheControl).toBe('off');
+    expect(route.price).toEqual({ input: 3, cache_read: 0.3, cache_write: 3.75, output: 15 });
+    // The catalogue's context; [window]'s output reserve; the water marks follow.
+    expect(route.recipe).toMatchObject({ context: 1_000_000, output_reserve: 4000, high_water: 796_800, low_water: 498_000, system: 'follow', client_drops: 'follow' });
+  });
+
+  it('resolves provider/model the catalogue does not know under the [window] defaults, without prices', () => {
+    const route = resolveRoute(config, 'openrouter/nobody/unheard-of-7b');
+    expect(route.label).toBe('openrouter/*');
     expect(route.price).toBeUndefined();
-    expect(route.recipe).toMatchObject({ route: 'openrouter/anthropic/claude-sonnet-4.6', context: 64000, output_reserve: 4000, high_water: 48000, low_water: 30000, system: 'follow', client_drops: 'follow' });
+    expect(route.figures).toMatchObject({ context: { value: 64000, from: 'window' }, prices: {} });
+    expect(route.figures.catalogue).toBeUndefined();
+    expect(route.recipe).toMatchObject({ route: 'openrouter/nobody/unheard-of-7b', context: 64000, output_reserve: 4000, high_water: 48000, low_water: 30000 });
   });
 
   it('lets a [models] name win over a provider/model reading of the same text', () => {
@@ -56,7 +67,7 @@ describe('resolveRoute', () => {
     expect(route.dialect.model).toBe('deepseek-v4');
     expect(route.dialect).toMatchObject({ reasoningOut: 'none', reasoningOnToolTurns: false, headers: { 'X-Extra': '1' } });
     expect(route.cacheKey).toBe('off');
-    expect(route.timeouts).toEqual({ connect_ms: 10_000, headers_ms: 1000, body_ms: 300_000 });
+    expect(route.timeouts).toEqual({ connect_ms: 10_000, headers_ms: 1000, body_ms: 300_000, deadline_ms: 600_000 });
     const direct = resolveRoute(config, 'ds/deepseek-v4');
     expect(direct.dialect).toMatchObject({ reasoningOut: 'reasoning_content', reasoningOnToolTurns: true });
     expect(direct.apiKey).toBe('ds-key');
@@ -150,5 +161,43 @@ describe('routes to the ollama-chat and openai-responses wires', () => {
     expect(resolveRoute(loadToml('[providers.l]\npreset = "ollama"\n[models.m]\nprovider = "l"\nmodel = "x"\nkeep_alive = -1\n', {}), 'm').dialect.keepAlive).toBe(-1);
     const err = thrown(() => loadToml('[providers.l]\npreset = "ollama"\n[models.m]\nprovider = "l"\nmodel = "x"\nkeep_alive = 1.5\n', {}));
     expect(err.message).toContain('models.m.keep_alive');
+  });
+});
+
+describe('retries and fallback deployments (docs/faults.md)', () => {
+  const toml = (model: string) => [
+    '[providers.a]', 'preset = "generic"', 'base_url = "http://a.test/v1"', 'api_key_env = "A_KEY"', 'headers = { "X-A" = "1" }',
+    '[providers.b]', 'preset = "generic"', 'base_url = "http://b.test/v1"', 'api_key_env = "B_KEY"', 'timeouts = { deadline_ms = 5000 }',
+    '[providers.c]', 'preset = "generic"', 'base_url = "http://c.test/v1"', 'api_key_env = ""',
+    '[providers.o]', 'preset = "openai"',
+    '[upstream]', 'retries = 3',
+    '[models.m]', 'provider = "a"', 'model = "same-model"', model,
+  ].join('\n');
+
+  it('lists the provider, then its fallbacks in order, each with its own address, key, headers and timeouts', () => {
+    const route = resolveRoute(loadToml(toml('fallback = ["b", "c"]'), { A_KEY: 'ka', B_KEY: 'kb' }), 'm');
+    expect(route.retries).toBe(3);
+    expect(route.deployments).toEqual([
+      { provider: 'a', baseUrl: 'http://a.test/v1', apiKey: 'ka', headers: { 'X-A': '1' }, timeouts: { connect_ms: 10_000, headers_ms: 300_000, body_ms: 300_000, deadline_ms: 600_000 } },
+      { provider: 'b', baseUrl: 'http://b.test/v1', apiKey: 'kb', headers: {}, timeouts: { connect_ms: 10_000, headers_ms: 300_000, body_ms: 300_000, deadline_ms: 5000 } },
+      { provider: 'c', baseUrl: 'http://c.test/v1', headers: {}, timeouts: { connect_ms: 10_000, headers_ms: 300_000, body_ms: 300_000, deadline_ms: 600_000 } },
+    ]);
+  });
+
+  it('takes a route\'s own retries over [upstream], and a provider/model route has no fallback', () => {
+    const config = loadToml(toml('retries = 0'), { A_KEY: 'ka' });
+    expect(resolveRoute(config, 'm').retries).toBe(0);
+    const direct = resolveRoute(config, 'b/whatever');
+    expect(direct.retries).toBe(3);
+    expect(direct.deployments.map((d) => d.provider)).toEqual(['b']);
+  });
+
+  it('refuses a fallback that is unknown, repeated, the provider itself, or of another preset', () => {
+    expect(thrown(() => loadToml(toml('fallback = ["zz"]'))).message).toContain('models.m.fallback[0]: unknown provider "zz"');
+    expect(thrown(() => loadToml(toml('fallback = ["a"]'))).message).toContain('models.m.fallback[0]: "a" is already a deployment of this model');
+    expect(thrown(() => loadToml(toml('fallback = ["b", "b"]'))).message).toContain('models.m.fallback[1]: "b" is already a deployment of this model');
+    expect(thrown(() => loadToml(toml('fallback = ["o"]'))).message).toContain('models.m.fallback[0]: "o" has preset openai; a fallback gets the same request bytes, so it needs the preset of "a" (generic)');
+    expect(thrown(() => loadToml(toml('fallback = "b"'))).message).toContain('models.m.fallback: expected a list of provider names');
+    expect(thrown(() => loadToml(toml('retries = -1'))).message).toContain('models.m.retries: expected an integer >= 0');
   });
 });

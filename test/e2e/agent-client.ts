@@ -35,6 +35,8 @@ export interface AgentBehaviour {
   resultBytes: number;
   /** Bytes of filler in the system prompt. */
   systemBytes: number;
+  /** The simulator waits this long before each stream chunk (`[[slow MS]]`), so streams take time. */
+  slowMs?: number;
 }
 
 export const REAL_CLIENT: AgentBehaviour = {
@@ -149,9 +151,10 @@ export class AgentClient {
 
   /** The directives for the next reply: 1 to maxParallel calls, or a text answer that ends the turn. */
   #next(): string {
-    if (this.#round >= this.#b.roundsPerTurn) return `[[say Done with step ${this.#step}: ${phrase(this.#rng, 8, this.#b.unicode)}]]`;
+    const slow = this.#b.slowMs === undefined ? '' : `[[slow ${this.#b.slowMs}]]`;
+    if (this.#round >= this.#b.roundsPerTurn) return `[[say Done with step ${this.#step}: ${phrase(this.#rng, 8, this.#b.unicode)}]]${slow}`;
     const count = int(this.#rng, 1, this.#b.maxParallel);
-    let out = '';
+    let out = slow;
     for (let k = 0; k < count; k++) {
       const tool = pick(this.#rng, TOOL_NAMES);
       out += `[[call ${tool} ${JSON.stringify(callArguments(this.#rng, tool, `s${this.#step}k${k}`, this.#b.unicode))}]]`;

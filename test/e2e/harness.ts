@@ -31,8 +31,8 @@ export interface World {
 
 export interface WorldOptions {
   sim?: SimOptions;
-  /** Extra TOML appended to the config. */
-  extraToml?: string;
+  /** Extra TOML appended to the config; a function is given the started simulator. */
+  extraToml?: string | ((sim: Sim) => string);
   /** `body_limit` in bytes. */
   bodyLimit?: number;
   /** Put a recording tap between the proxy and the simulator for the deepseek and cerebras providers. */
@@ -88,7 +88,7 @@ model = "sim-model"
 [models.dead]
 provider = "dead"
 model = "nothing"
-${opts.extraToml ?? ''}
+${typeof opts.extraToml === 'function' ? opts.extraToml(sim) : opts.extraToml ?? ''}
 `;
   return openWorld(dir, sim, tap, toml);
 }

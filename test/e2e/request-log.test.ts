@@ -25,7 +25,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'pp-log-'));
   sim = await createSim({ host: '127.0.0.1', port: 0 });
   const path = join(dir, 'config.toml');
-  await writeFile(path, `listen = "127.0.0.1:0"\ndata_dir = ${JSON.stringify(join(dir, 'data'))}\n[providers.ds]\npreset = "deepseek"\nbase_url = "${sim.origin}/deepseek/v1"\napi_key_env = ""\n[models.ds]\nprovider = "ds"\nmodel = "deepseek-v4"\n`);
+  await writeFile(path, `listen = "127.0.0.1:0"\ndata_dir = ${JSON.stringify(join(dir, 'data'))}\n[providers.ds]\npreset = "deepseek"\nbase_url = "${sim.origin}/deepseek/v1"\napi_key_env = ""\n[models.ds]\nprovider = "ds"\nmodel = "deepseek-v4"\n[providers.gone]\npreset = "deepseek"\nbase_url = "http://127.0.0.1:9/v1"\napi_key_env = ""\n[models.fb]\nprovider = "gone"\nmodel = "deepseek-v4"\nretries = 0\nfallback = ["ds"]\n[upstream]\nretry_base_ms = 20\n`);
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
       for (const l of chunk.toString().split('\n')) if (l.trim() !== '') lines.push(JSON.parse(l) as Record<string, unknown>);
@@ -64,6 +64,27 @@ describe('the request log', () => {
     const requests = lines.filter((l) => l.msg === 'request');
     expect(requests.find((r) => r.status === 404)).toMatchObject({ level: 30 });
     expect(requests.find((r) => typeof r.status === 'number' && r.status >= 500)).toMatchObject({ level: 50, route: 'ds' });
+  });
+
+  it('counts the upstream attempts, and names the fallback that answered', async () => {
+    const at = lines.length;
+    const retries = async () => {
+      const text = await (await fetch(`${proxy.url}/metrics`)).text();
+      return Object.fromEntries([...text.matchAll(/^proxy_upstream_retries_total\{(.*)\} (\d+)$/gm)].map((m) => [m[1]!, Number(m[2])]));
+    };
+    const before = await retries();
+    await client.chat.completions.create({ model: 'ds', messages: [{ role: 'user', content: `once ${Date.now()} [[error 503]] [[fail-times 1]] [[say ok]]` }] });
+    await client.chat.completions.create({ model: 'ds', messages: [{ role: 'user', content: `twice ${Date.now()} [[error 500]]` }] }).catch(() => undefined);
+    await client.chat.completions.create({ model: 'fb', messages: [{ role: 'user', content: `elsewhere ${Date.now()} [[say ok]]` }] });
+    const requests = lines.slice(at).filter((l) => l.msg === 'request');
+    expect(requests.map((r) => [r.status, r.attempts, r.deployment])).toEqual([[200, 2, undefined], [500, 3, undefined], [200, 2, 'ds']]);
+    const after = await retries();
+    const added = Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]).filter(([, v]) => v !== 0));
+    expect(added).toEqual({
+      'provider="ds",model="ds",reason="503"': 1,
+      'provider="ds",model="ds",reason="500"': 2,
+      'provider="gone",model="fb",reason="connect"': 1,
+    });
   });
 
   it('never holds a body, a message or a credential', () => {

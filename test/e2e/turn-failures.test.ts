@@ -2,7 +2,8 @@
  * A turn failing at each of its steps: the client gets an OpenAI-shaped error (or nothing, having
  * left), the conversation's next request runs at once in its session, and every log replays.
  */
-import { open, readdir } from 'node:fs/promises';
+import fs from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { verifyEvents } from '../../src/cli/verify.js';
@@ -186,8 +187,9 @@ const STEPS: Step[] = [
   },
   { name: 'appending llm.req', at: 'existing', expect: 'error', next: 'same', logged: 'nothing', arm: () => failAppend('llm.req') },
   {
+    // Every attempt: one that fails once is retried (docs/faults.md).
     name: 'the upstream call rejecting', at: 'existing', expect: 'error', next: 'same', logged: 'llm.error',
-    arm: () => failOnce(Upstreams.prototype, 'send', () => true, () => Promise.reject(ioError('ECONNRESET', 'read'))),
+    arm: () => vi.spyOn(Upstreams.prototype, 'send').mockRejectedValue(ioError('ECONNRESET', 'read')),
   },
   { name: 'the upstream answering 500', at: 'existing', say: '[[error 500]]', expect: 'error', next: 'followup', logged: 'llm.error' },
   {
@@ -215,10 +217,11 @@ const STEPS: Step[] = [
   { name: 'the client leaving mid-stream', at: 'existing', stream: true, say: '[[slow 50]] [[say two]] [[len 200]]', expect: 'aborted', next: 'followup', logged: 'aborted', send: abortMidStream },
 ];
 
-/** File writes fail with ENOSPC for the first write that holds `marker` (a log line of the failing turn). */
-let fileHandleProto: object | undefined;
+/** Log writes (fs.writeSync) fail with ENOSPC for the first that holds `marker` (a log line of the failing turn). */
 function armDiskFull(marker: string): void {
-  failOnce(fileHandleProto!, 'write' as never, (_self, [buf]) => Buffer.isBuffer(buf) && buf.includes(marker), () => Promise.reject(ioError('ENOSPC', 'write')));
+  failOnce(fs, 'writeSync', (_self, [, buf]) => Buffer.isBuffer(buf) && buf.includes(marker), () => {
+    throw ioError('ENOSPC', 'write');
+  });
 }
 
 async function startFaultWorld(stored: boolean): Promise<Worlds> {
@@ -240,9 +243,6 @@ ${stored ? '\n[sessions]\nmax_live = 0\n' : ''}`,
 
 const worlds: Record<'live' | 'stored', Worlds | undefined> = { live: undefined, stored: undefined };
 beforeAll(async () => {
-  const fh = await open(import.meta.filename, 'r');
-  fileHandleProto = Object.getPrototypeOf(fh) as object;
-  await fh.close();
   worlds.live = await startFaultWorld(false);
   worlds.stored = await startFaultWorld(true);
 });

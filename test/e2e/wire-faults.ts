@@ -92,11 +92,12 @@ export async function startBreakingUpstream(): Promise<BreakingUpstream> {
         if (sent >= limit) return;
         const part = chunk.subarray(0, limit - sent);
         sent += part.length;
-        res.write(part);
-        if (sent >= limit) {
+        // The cut comes once the bytes before it are out: the other side reads them, then the drop.
+        res.write(part, () => {
+          if (sent < limit) return;
           upRes.destroy();
           res.socket?.destroy();
-        }
+        });
       });
       upRes.on('end', () => res.end());
     });

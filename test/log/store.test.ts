@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import fs, { existsSync } from 'node:fs';
 import { open, readdir, readFile, writeFile } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { EventBody } from '../../src/core/events.js';
@@ -17,11 +17,11 @@ afterEach(async () => {
   await cleanup();
 });
 
-/** FileHandle's prototype, to count or fail its calls. */
-async function fileHandleProto(): Promise<{ write: unknown; datasync: unknown }> {
+/** FileHandle's prototype, to count or fail its calls (appends are written with fs.writeSync). */
+async function fileHandleProto(): Promise<{ datasync: unknown }> {
   const fh = await open(new URL(import.meta.url), 'r');
   await fh.close();
-  return Object.getPrototypeOf(fh) as { write: unknown; datasync: unknown };
+  return Object.getPrototypeOf(fh) as { datasync: unknown };
 }
 
 async function rejection(p: Promise<unknown>): Promise<Error & { code?: string }> {
@@ -93,7 +93,7 @@ describe('LogStore / SessionLog', () => {
     const store = new LogStore(dir);
     const log = await store.open('gc', { create: true });
     const datasync = vi.spyOn(proto as { datasync: () => Promise<void> }, 'datasync');
-    const write = vi.spyOn(proto as { write: () => Promise<unknown> }, 'write');
+    const write = vi.spyOn(fs, 'writeSync');
     const seqs = await Promise.all(
       Array.from({ length: 100 }, async (_, i) => {
         const ev = log.append(userMsg(`m${i}`), TS);
@@ -144,11 +144,12 @@ describe('LogStore / SessionLog', () => {
   });
 
   it('a write error surfaces on the next sync and poisons the log', async () => {
-    const proto = await fileHandleProto();
     const store = new LogStore(dir);
     const log = await store.open('eio', { create: true });
     const eio = Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' });
-    vi.spyOn(proto as { write: () => Promise<unknown> }, 'write').mockRejectedValueOnce(eio);
+    vi.spyOn(fs, 'writeSync').mockImplementationOnce(() => {
+      throw eio;
+    });
     log.append(userMsg('lost'), TS);
     expect(await rejection(log.sync())).toBe(eio);
     expect(await rejection(log.sync())).toBe(eio);

@@ -1,7 +1,8 @@
 /** The cost-saved series: cached tokens x (input - cache_read) at the route's prices, nothing without them. */
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/metrics/registry.js';
-import { cacheSavingOf, recordCacheSaving } from '../../src/metrics/savings.js';
+import { recordCacheSaving } from '../../src/metrics/savings.js';
+import { cacheSavingOf } from '../../src/pricing/cost.js';
 
 const PRICE = { input: 3, cache_read: 0.3, cache_write: 3.75, output: 15 };
 const labels = { provider: 'p', model: 'm' };

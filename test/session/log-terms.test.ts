@@ -140,6 +140,32 @@ describe('retries answered from the log', () => {
     expect((await events(t1.session.id)).length).toBe(before);
   });
 
+  // Found by its history alone (no explicit id): the retry lacks the session's latest reply, so
+  // neither the stored tip nor the reply's fingerprint finds it; a new session would fork it.
+  it.each(['a restart', 'a restart that wrote no sidecar (killed)', 'leaving memory'])('after %s, a retry of the last answered request is answered in its session', async (how) => {
+    if (how === 'leaving memory') {
+      await m.close();
+      m = new SessionManager(store, { now: () => new Date('2026-03-04T05:06:07.000Z'), maxLive: 0 });
+      await m.init();
+    }
+    const r1: NeutralReply = { content: null, tool_calls: [{ id: 'c1', name: 'read', arguments: '{"path":"a"}' }], finish_reason: 'tool_calls' };
+    const asked = [u('1')];
+    const id = (await run(asked, r1)).session.id;
+    if (how !== 'leaving memory') {
+      await m.close();
+      if (how !== 'a restart') await rm(store.indexFile(id));
+      m = new SessionManager(store, { now: () => new Date('2026-03-04T05:06:07.000Z') });
+      await m.init();
+    }
+    const before = (await events(id)).length;
+    const retry = await m.begin(incoming(asked, { retry: key }));
+    expect(retry.session.id).toBe(id);
+    expect(retry.plan).toMatchObject({ kind: 'answered', reply: r1 });
+    retry.release();
+    expect((await events(id)).length).toBe(before);
+    expect(await store.listSessions()).toEqual([id]);
+  });
+
   it('not marked, other parameters, or something logged since: not a retry', async () => {
     const r1: NeutralReply = { content: 'r1', finish_reason: 'stop' };
     await run([u('1')], r1, { explicitId: 'r' });

@@ -56,6 +56,25 @@ describe('PrefixIndex', () => {
     expect(index.byLatestReply(replyFingerprint(asMsg(r('latest')))!)).toBe('s');
     expect(index.byLatestReply(replyFingerprint(asMsg(r('first')))!)).toBeUndefined();
   });
+
+  // The map held every reply's fingerprint a session ever had: it grew with each request served.
+  it('holds one reply per session: the one before is forgotten as the session moves on', () => {
+    const index = new PrefixIndex();
+    const fp = (text: string) => replyFingerprint(asMsg(r(text)))!;
+    index.index('s', viewOf([u('1'), r('first')]));
+    index.index('t', viewOf([u('x'), r('shared')]));
+    index.index('s', viewOf([u('1'), r('first'), u('2'), r('latest')]));
+    expect(index.byLatestReply(fp('first'))).toBeUndefined();
+    expect(index.byLatestReply(fp('latest'))).toBe('s');
+    // A fork holding the same latest reply takes it over; the first session moving on leaves it with the fork.
+    index.index('fork', viewOf([u('1'), r('first'), u('2'), r('latest')]));
+    index.index('s', viewOf([u('1'), r('first'), u('2'), r('latest'), u('3'), r('third')]));
+    expect(index.byLatestReply(fp('latest'))).toBe('fork');
+    index.rememberReply(fp('later'), 't');
+    expect(index.byLatestReply(fp('shared'))).toBeUndefined();
+    index.forget('s', []);
+    expect(index.byLatestReply(fp('third'))).toBeUndefined();
+  });
 });
 
 describe('restoreReply', () => {

@@ -61,7 +61,7 @@ describe('stats against the simulator', () => {
     const want = ((sim.promptTokens - sim.cachedTokens) * SIM_PRICE.input + sim.cachedTokens * SIM_PRICE.cache_read + sim.completionTokens * SIM_PRICE.output) / 1e6;
     expect(stats.session.cost_usd).toBeCloseTo(want, 12);
     expect(stats.session.cost_unknown).toBe(0);
-    expect(stats.requests.every((r) => r.cost_source === 'config')).toBe(true);
+    expect(stats.requests.every((r) => r.cost_source === 'prices')).toBe(true);
   });
 
   it('records the break causes the proxy logged: the first request, appends, and the window\'s trims', () => {

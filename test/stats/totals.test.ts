@@ -95,7 +95,7 @@ describe('request rows', () => {
     const rows = requestRows(log.events, priced);
     // 300k uncached x 2 + 600k read x 0.2 + 100k written x 2.5 + 1000 out x 10, per million.
     expect(rows[0]!.cost_usd).toBeCloseTo(0.6 + 0.12 + 0.25 + 0.01, 10);
-    expect(rows[0]!.cost_source).toBe('config');
+    expect(rows[0]!.cost_source).toBe('prices');
     expect(rows[1]!).toMatchObject({ cost_usd: 0.0042, cost_source: 'provider' });
     expect(rows[2]!).toMatchObject({ cost_usd: null, cost_source: null });
     const { session } = sessionStats('s', log.events, priced);
