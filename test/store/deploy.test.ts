@@ -39,3 +39,12 @@ describe('docker-compose replicas', () => {
     expect(nginx).toMatch(/proxy_next_upstream error;/);
   });
 });
+
+describe('startup banner', () => {
+  it('names the PostgreSQL store and the variable its URL comes from, never the URL', () => {
+    const config = loadConfig({ path: join(ROOT, 'deploy', 'replica.toml'), env: { PREFIX_PROXY_DATABASE_URL: 'postgres://u:secret@db/x' } });
+    const banner = config.describe();
+    expect(banner).toContain('store: postgres, URL from $PREFIX_PROXY_DATABASE_URL');
+    expect(banner).not.toContain('secret');
+  });
+});
