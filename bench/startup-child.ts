@@ -2,7 +2,7 @@
  * One startup, in a process of its own (`node --expose-gc startup-child.js DATA_DIR`): the time of
  * `SessionManager.init()` and the process's memory before and after it, as JSON on stdout.
  */
-import { LogStore } from '../src/log/store.js';
+import { FileStore } from '../src/store/files.js';
 import { SessionManager } from '../src/session/manager.js';
 import type { StartupChildResult } from './startup.js';
 
@@ -13,7 +13,7 @@ const gc = (): void => {
   global.gc?.();
 };
 
-const sessions = new SessionManager(new LogStore(dataDir), { now: () => new Date(), warn: (line) => process.stderr.write(`${line}\n`) });
+const sessions = new SessionManager(new FileStore(dataDir), { now: () => new Date(), warn: (line) => process.stderr.write(`${line}\n`) });
 gc();
 const rssBefore = process.memoryUsage().rss;
 const t0 = performance.now();

@@ -8,13 +8,24 @@ set -euo pipefail
 SERVERS=(
   "prometheus  prometheus"   # test/grafana/prometheus.test.ts (/usr/bin/prometheus)
   "promtool    prometheus"   # test/grafana/deploy.test.ts (/usr/bin/promtool)
+  # test/store/pg-server.ts starts a temporary cluster: initdb, pg_ctl and postgres from one
+  # install. Debian keeps them off PATH, under /usr/lib/postgresql/<major>/bin.
+  "initdb|/usr/lib/postgresql/*/bin/initdb     postgresql"
+  "pg_ctl|/usr/lib/postgresql/*/bin/pg_ctl     postgresql"
+  "postgres|/usr/lib/postgresql/*/bin/postgres postgresql"
 )
 
+# A command is found if any of its `|`-separated alternatives is.
 found() {
-  case $1 in
-    /*) compgen -G "$1" >/dev/null ;;
-    *) command -v "$1" >/dev/null ;;
-  esac
+  local alt
+  IFS='|' read -r -a alts <<<"$1"
+  for alt in "${alts[@]}"; do
+    case $alt in
+      /*) compgen -G "$alt" >/dev/null && return 0 ;;
+      *) command -v "$alt" >/dev/null && return 0 ;;
+    esac
+  done
+  return 1
 }
 
 missing=() pkgs=()

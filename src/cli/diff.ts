@@ -3,16 +3,15 @@
  * before it, and name the first difference (message index and field) and its cause.
  */
 import { ProxyError } from '../core/errors.js';
-import { LogStore } from '../log/store.js';
-import { readLog } from '../log/reader.js';
 import { firstDifference } from '../window/index.js';
-import { dataDirArg, intArg, parse } from './args.js';
+import { intArg, parse } from './args.js';
+import { STORE_OPTIONS, STORE_USAGE, storeFromArgs, withStore } from './store-arg.js';
 import { verifyEvents } from './verify.js';
 
-const HELP = 'usage: proxy diff SESSION SEQ [--json] [--data-dir DIR]';
+const HELP = `usage: proxy diff SESSION SEQ [--json] ${STORE_USAGE}`;
 
 export async function diffCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parse(args, { json: { type: 'boolean' }, 'data-dir': { type: 'string' } }, HELP);
+  const { values, positionals } = parse(args, { json: { type: 'boolean' }, ...STORE_OPTIONS }, HELP);
   if (values.help === true) {
     process.stdout.write(HELP + '\n');
     return 0;
@@ -20,10 +19,11 @@ export async function diffCommand(args: string[]): Promise<number> {
   const [session, seqArg] = positionals;
   if (session === undefined) throw new ProxyError('bad_argument', { detail: `name a SESSION\n${HELP}` });
   const seq = intArg('SEQ', seqArg);
-  const store = new LogStore(dataDirArg(values['data-dir']));
-  const file = store.file(session);
-  if (!(await store.exists(session))) throw new ProxyError('session_not_found', { session, file });
-  const { events } = await readLog(file);
+  const { file, events } = await withStore(await storeFromArgs(values), async (store) => {
+    const where = store.file(session);
+    if (!(await store.exists(session))) throw new ProxyError('session_not_found', { session, file: where });
+    return { file: where, events: (await store.read(session)).events };
+  });
 
   const requests = verifyEvents(events, { file, only: undefined }).filter((r) => r.seq <= seq);
   const next = requests.at(-1);

@@ -7,37 +7,39 @@
  * 2 on a malformed, torn or missing log.
  */
 import { ProxyError } from '../core/errors.js';
-import { LogStore } from '../log/store.js';
-import { readLog } from '../log/reader.js';
-import { dataDirArg, intArg, parse } from './args.js';
+import type { Store } from '../store/types.js';
+import { intArg, parse } from './args.js';
+import { STORE_OPTIONS, STORE_USAGE, storeFromArgs, withStore } from './store-arg.js';
 import { Progress } from './progress.js';
 import { verifyEvents, type Rebuilt } from './verify.js';
 
-const HELP = 'usage: proxy replay SESSION [--window SEQ] [--all] [--json] [--data-dir DIR]\n       proxy replay --all [--json] [--data-dir DIR]';
+const HELP = `usage: proxy replay SESSION [--window SEQ] [--all] [--json] ${STORE_USAGE}\n       proxy replay --all [--json] ${STORE_USAGE}`;
 
 export async function replayCommand(args: string[]): Promise<number> {
   const { values, positionals } = parse(args, {
     window: { type: 'string' },
     all: { type: 'boolean' },
     json: { type: 'boolean' },
-    'data-dir': { type: 'string' },
+    ...STORE_OPTIONS,
   }, HELP);
   if (values.help === true) {
     process.stdout.write(HELP + '\n');
     return 0;
   }
-  const store = new LogStore(dataDirArg(values['data-dir']));
   const session = positionals[0];
   if (session === undefined && values.all !== true) throw new ProxyError('bad_argument', { detail: `name a SESSION or pass --all\n${HELP}` });
   if (values.window !== undefined && session === undefined) throw new ProxyError('bad_argument', { detail: `--window needs a SESSION\n${HELP}` });
   const only = values.window === undefined ? undefined : intArg('--window', values.window);
+  return withStore(await storeFromArgs(values), (store) => replay(store, session, only, values.json === true));
+}
 
+async function replay(store: Store, session: string | undefined, only: number | undefined, json: boolean): Promise<number> {
   const sessions = session === undefined ? await store.listSessions() : [session];
   const loaded = [];
   for (const id of sessions) {
     const file = store.file(id);
     if (!(await store.exists(id))) throw new ProxyError('session_not_found', { session: id, file });
-    const log = await readLog(file);
+    const log = await store.read(id);
     if (log.torn !== undefined) {
       throw new ProxyError('log_malformed', {
         file, line: log.torn.line,
@@ -48,7 +50,7 @@ export async function replayCommand(args: string[]): Promise<number> {
   }
 
   const total = loaded.reduce((n, s) => n + s.events.filter((e) => e.type === 'llm.req').length, 0);
-  const progress = only === undefined && values.json !== true ? new Progress(total, 'replay') : undefined;
+  const progress = only === undefined && !json ? new Progress(total, 'replay') : undefined;
   const results: Array<Rebuilt & { session: string }> = [];
   for (const s of loaded) {
     verifyEvents(s.events, {
@@ -63,7 +65,7 @@ export async function replayCommand(args: string[]): Promise<number> {
   progress?.end();
 
   const failed = results.filter((r) => !r.ok);
-  if (values.json === true) {
+  if (json) {
     const rows = results.map((r) => ({
       session: r.session, seq: r.seq, ok: r.ok, digest: r.digest, recorded: r.recorded,
       ...(r.problem === undefined ? {} : { problem: r.problem }),

@@ -7,9 +7,10 @@ import { ProxyError } from '../core/errors.js';
 import { listSessionSummaries } from '../stats/collect.js';
 import { renderSessions } from '../stats/render.js';
 import { parse } from './args.js';
+import { STORE_USAGE, withStore } from './store-arg.js';
 import { STATS_OPTIONS, statsSources } from './stats.js';
 
-const HELP = 'usage: proxy sessions [--json] [--data-dir DIR] [--config PATH]';
+const HELP = `usage: proxy sessions [--json] ${STORE_USAGE} [--config PATH]`;
 
 export async function sessionsCommand(args: string[]): Promise<number> {
   const { values, positionals } = parse(args, STATS_OPTIONS, HELP);
@@ -18,8 +19,8 @@ export async function sessionsCommand(args: string[]): Promise<number> {
     return 0;
   }
   if (positionals.length > 0) throw new ProxyError('bad_argument', { detail: `unexpected argument ${JSON.stringify(positionals[0])}\n${HELP}` });
-  const { store, prices } = statsSources(values);
-  const report = await listSessionSummaries(store, prices);
+  const { store, prices } = await statsSources(values);
+  const report = await withStore(store, (s) => listSessionSummaries(s, prices));
   process.stdout.write(values.json === true ? JSON.stringify(report, null, 2) + '\n' : renderSessions(report) + '\n');
   return 0;
 }

@@ -6,25 +6,26 @@
  */
 import { loadConfig } from '../config/load.js';
 import { ProxyError } from '../core/errors.js';
-import { LogStore } from '../log/store.js';
 import { readSessionStats } from '../stats/collect.js';
 import { NO_PRICES, pricesFromConfig, type PriceBook } from '../stats/prices.js';
 import { renderStats } from '../stats/render.js';
-import { dataDirArg, parse } from './args.js';
+import type { Store } from '../store/types.js';
+import { parse } from './args.js';
+import { STORE_OPTIONS, STORE_USAGE, storeFromArgs, withStore } from './store-arg.js';
 
-const HELP = 'usage: proxy stats SESSION [--json] [--data-dir DIR] [--config PATH]';
+const HELP = `usage: proxy stats SESSION [--json] ${STORE_USAGE} [--config PATH]`;
 
 export const STATS_OPTIONS = {
   json: { type: 'boolean' },
-  'data-dir': { type: 'string' },
+  ...STORE_OPTIONS,
   config: { type: 'string' },
 } as const;
 
-/** The store and prices the stats commands read: --data-dir, else the config's data_dir, else $PROXY_DATA_DIR or ./data. */
-export function statsSources(values: { 'data-dir'?: string; config?: string }): { store: LogStore; prices: PriceBook } {
-  if (values.config === undefined) return { store: new LogStore(dataDirArg(values['data-dir'])), prices: NO_PRICES };
+/** The store and prices the stats commands read: the store options, else the config's [store] and data_dir (store-arg.ts). */
+export async function statsSources(values: { 'data-dir'?: string; store?: string; 'url-env'?: string; config?: string }): Promise<{ store: Store; prices: PriceBook }> {
+  if (values.config === undefined) return { store: await storeFromArgs(values), prices: NO_PRICES };
   const config = loadConfig({ path: values.config, env: process.env });
-  return { store: new LogStore(values['data-dir'] ?? config.dataDir), prices: pricesFromConfig(config) };
+  return { store: await storeFromArgs(values, config), prices: pricesFromConfig(config) };
 }
 
 export async function statsCommand(args: string[]): Promise<number> {
@@ -35,8 +36,8 @@ export async function statsCommand(args: string[]): Promise<number> {
   }
   const [session, ...extra] = positionals;
   if (session === undefined || extra.length > 0) throw new ProxyError('bad_argument', { detail: HELP });
-  const { store, prices } = statsSources(values);
-  const stats = await readSessionStats(store, session, prices);
+  const { store, prices } = await statsSources(values);
+  const stats = await withStore(store, (s) => readSessionStats(s, session, prices));
   process.stdout.write(values.json === true ? JSON.stringify(stats, null, 2) + '\n' : renderStats(stats) + '\n');
   return 0;
 }

@@ -8,17 +8,17 @@ import { readFile } from 'node:fs/promises';
 import { canonicalDigest } from '../core/canonical.js';
 import { ProxyError } from '../core/errors.js';
 import type { LogEvent } from '../core/events.js';
-import { LogStore } from '../log/store.js';
-import { dataDirArg, intArg, parse } from './args.js';
+import { intArg, parse } from './args.js';
+import { STORE_OPTIONS, STORE_USAGE, storeFromArgs, withStore } from './store-arg.js';
 
-const HELP = 'usage: proxy summary add SESSION --from SEQ --to SEQ --file FILE [--data-dir DIR]\n       proxy summary revoke SESSION SEQ [--data-dir DIR]';
+const HELP = `usage: proxy summary add SESSION --from SEQ --to SEQ --file FILE ${STORE_USAGE}\n       proxy summary revoke SESSION SEQ ${STORE_USAGE}`;
 
 export async function summaryCommand(args: string[]): Promise<number> {
   const { values, positionals } = parse(args, {
     from: { type: 'string' },
     to: { type: 'string' },
     file: { type: 'string' },
-    'data-dir': { type: 'string' },
+    ...STORE_OPTIONS,
   }, HELP);
   if (values.help === true) {
     process.stdout.write(HELP + '\n');
@@ -28,21 +28,26 @@ export async function summaryCommand(args: string[]): Promise<number> {
   if ((action !== 'add' && action !== 'revoke') || session === undefined) {
     throw new ProxyError('bad_argument', { detail: HELP });
   }
-  const store = new LogStore(dataDirArg(values['data-dir']));
-  if (!(await store.exists(session))) throw new ProxyError('session_not_found', { session, file: store.file(session) });
-  const log = await store.open(session, { create: false });
-  try {
-    const events = log.events;
-    const body = action === 'add'
-      ? await summaryAdd(log.file, events, intArg('--from', values.from), intArg('--to', values.to), values.file)
-      : summaryRevoke(log.file, events, intArg('SEQ', seqArg));
-    const written = log.append(body, new Date().toISOString());
-    await log.sync();
-    process.stdout.write(`${log.file}: wrote ${written.type} at seq ${written.seq}\n`);
-    return 0;
-  } finally {
-    await log.close();
-  }
+  return withStore(await storeFromArgs(values), async (store) => {
+    const file = store.file(session);
+    if (!(await store.exists(session))) throw new ProxyError('session_not_found', { session, file });
+    const log = await store.open(session, { create: false });
+    try {
+      // A running proxy on a shared store may hold the session: wait for its turn, as a request would.
+      await log.claim();
+      const events = log.events;
+      const body = action === 'add'
+        ? await summaryAdd(file, events, intArg('--from', values.from), intArg('--to', values.to), values.file)
+        : summaryRevoke(file, events, intArg('SEQ', seqArg));
+      const written = log.append(body, new Date().toISOString());
+      await log.sync();
+      await log.unclaim();
+      process.stdout.write(`${file}: wrote ${written.type} at seq ${written.seq}\n`);
+      return 0;
+    } finally {
+      await log.close();
+    }
+  });
 }
 
 function isEntry(e: LogEvent): boolean {

@@ -105,6 +105,12 @@ export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
     wireCacheMb: file.sessions?.wire_cache_mb ?? DEFAULT_WIRE_CACHE_MB,
     durability: file.sessions?.durability ?? 'fsync',
   };
+  const store = {
+    kind: file.store?.kind ?? 'files',
+    urlEnv: file.store?.url_env ?? 'PREFIX_PROXY_DATABASE_URL',
+    pool: file.store?.pool ?? 20,
+    lockWaitMs: (file.store?.lock_wait_seconds ?? 60) * 1000,
+  } as const;
   const upstream: UpstreamSettings = {
     retries: file.upstream?.retries ?? DEFAULT_UPSTREAM.retries,
     retryBaseMs: file.upstream?.retry_base_ms ?? DEFAULT_UPSTREAM.retryBaseMs,
@@ -128,6 +134,7 @@ export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
     defaultSizes: defaults.sizes,
     providerRoutes: providerRouteFigures(providers, window, defaults.sizes, ctx.now),
     sessions,
+    store,
     ...(file.tracing === undefined ? {} : { tracing: buildTracing(file.tracing) }),
     upstream,
     warnings,

@@ -10,6 +10,8 @@ export function describeConfig(config: Config): string {
   lines.push(`config: ${config.file ?? 'none (providers from the environment)'}`);
   const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
   lines.push(`listen: ${host}:${config.listen.port}   data: ${config.dataDir}   admin key: ${config.adminKey === undefined ? 'none' : 'set'}`);
+  // The URL may hold a password: only the variable it is read from is named.
+  if (config.store.kind === 'postgres') lines.push(`store: postgres, URL from $${config.store.urlEnv} (shared by replicas, docs/scaling.md)`);
 
   lines.push('providers:');
   const providers = Object.values(config.providers);

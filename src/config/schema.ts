@@ -142,6 +142,14 @@ export const sessionsSchema = table({
   durability: z.enum(['fsync', 'write'], { error: 'expected "fsync" or "write"' }).optional(),
 });
 
+/** Where the log lives (docs/scaling.md): the JSONL files, or PostgreSQL shared by replicas. */
+export const storeSchema = table({
+  kind: z.enum(['files', 'postgres'], { error: 'expected "files" or "postgres"' }).optional(),
+  url_env: text('an environment variable name').optional(),
+  pool: positiveInt().optional(),
+  lock_wait_seconds: z.number({ error: 'expected a number of seconds > 0' }).positive({ error: 'expected a number of seconds > 0' }).optional(),
+});
+
 export const configSchema = table({
   listen: text('"host:port"').regex(LISTEN, { error: 'expected "host:port", e.g. "127.0.0.1:8787"' }).optional(),
   data_dir: text('a directory path').optional(),
@@ -157,6 +165,7 @@ export const configSchema = table({
   models: z.record(text('a model name'), modelSchema).optional(),
   window: windowSchema.optional(),
   sessions: sessionsSchema.optional(),
+  store: storeSchema.optional(),
   upstream: upstreamSchema.optional(),
   auth: table({
     open: z.boolean({ error: 'expected true or false' }).optional(),

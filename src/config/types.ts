@@ -147,6 +147,16 @@ export interface SessionsConfig {
   durability: 'fsync' | 'write';
 }
 
+/** `[store]` (docs/scaling.md). The database URL is read from `urlEnv` when the store opens, never from the file. */
+export interface StoreConfig {
+  kind: 'files' | 'postgres';
+  urlEnv: string;
+  /** Database connections per process; each turn in progress holds one. */
+  pool: number;
+  /** How long a request waits for another replica's turn on its session. */
+  lockWaitMs: number;
+}
+
 export interface Config {
   /** The file the config came from (as given), or undefined when built from the environment. */
   file: string | undefined;
@@ -174,6 +184,7 @@ export interface Config {
   /** Figures and sizes of a `provider/model` route, resolved once per model (config/provider-routes.ts). */
   providerRoutes: ProviderRouteFigures;
   sessions: SessionsConfig;
+  store: StoreConfig;
   tracing?: TracingConfig;
   upstream: UpstreamSettings;
   /** Things worth saying at startup (a key written in the file, ...); never a credential. */

@@ -133,6 +133,21 @@ export class SessionLog {
     return before === undefined ? this.#writer.sync() : before().then(() => this.#writer.sync());
   }
 
+  /**
+   * The turn protocol of a store shared by replicas (src/store/types.ts): this writer holds the
+   * file's lock from open to close, so no one else appended and there is nothing to catch up.
+   */
+  claim(): Promise<{ events: LogEvent[]; offsets: number[] }> {
+    return Promise.resolve({ events: [], offsets: [] });
+  }
+
+  unclaim(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /** One process holds the files: what locates a session is saved in its sidecar on leaving memory. */
+  publishWith(_entry: () => unknown): void {}
+
   /** Byte offset of the line holding `seq`, if this log has it in memory. */
   offsetOf(seq: number): number | undefined {
     if (!Number.isInteger(seq)) return undefined;

@@ -8,7 +8,8 @@ import { listModels } from '../config/routes.js';
 import type { Config } from '../config/types.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { SessionManager } from '../session/manager.js';
-import { LogStore } from '../log/store.js';
+import type { SessionSource } from '../stats/collect.js';
+import { FileStore } from '../store/files.js';
 import { registerAdmin } from './admin.js';
 import { INBOUND_DIALECTS } from '../dialects/registry.js';
 import type { InboundDialect } from '../dialects/types.js';
@@ -46,6 +47,8 @@ export interface AppDeps {
   auth?: ClientAuth;
   /** Client keys' budgets and rates; made here from the config when not given (then spend is not kept across restarts). */
   limits?: ClientLimits;
+  /** What the admin routes read; the files under the data directory when not given. */
+  store?: SessionSource;
   now: () => Date;
   /** Spans of each request (`[tracing]`); none: no traces. */
   tracing?: Tracing;
@@ -104,7 +107,7 @@ export function buildApp(given: AppDeps): FastifyInstance {
     void reply.status(404).send(errorBody(err));
   });
 
-  registerAdmin(app, { config: deps.config, store: new LogStore(deps.config.dataDir) });
+  registerAdmin(app, { config: deps.config, store: deps.store ?? new FileStore(deps.config.dataDir) });
   // A damaged session log costs that session only: the proxy is healthy, and says how many it set aside.
   app.get('/healthz', async () => ({ status: 'ok', damaged_sessions: deps.sessions.damaged.size }));
   app.get('/v1/models', async () => {

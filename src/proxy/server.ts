@@ -1,7 +1,8 @@
 /** Compose the proxy from config: store, sessions, upstream pools, metrics, app; listen. */
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from '../config/types.js';
-import { LogStore } from '../log/store.js';
+import { openStore } from '../store/open.js';
+import type { Store } from '../store/types.js';
 import { createMetrics, type Metrics } from '../metrics/registry.js';
 import { SessionManager } from '../session/manager.js';
 import { buildApp } from './app.js';
@@ -17,7 +18,7 @@ export interface RunningProxy {
   url: string;
   app: FastifyInstance;
   sessions: SessionManager;
-  store: LogStore;
+  store: Store;
   metrics: Metrics;
   close(): Promise<void>;
 }
@@ -27,12 +28,20 @@ export async function startProxy(config: Config, opts: { now?: () => Date; logge
   const now = opts.now ?? (() => new Date());
   const images = new ImageStore(config.dataDir, { durable: config.sessions.durability === 'fsync' });
   // A log sync waits for the image writes begun before it: a durable line never names a missing image.
-  const store = new LogStore(config.dataDir, { durability: config.sessions.durability, beforeSync: () => images.written() });
+  const store = await openStore({
+    kind: config.store.kind, dataDir: config.dataDir, urlEnv: config.store.urlEnv, pool: config.store.pool, lockWaitMs: config.store.lockWaitMs,
+    durability: config.sessions.durability, beforeSync: () => images.written(),
+  });
   const sessions = new SessionManager(store, {
     now, idleMs: config.sessions.idleMinutes * 60_000, maxLive: config.sessions.maxLive, maxLiveBytes: config.sessions.maxLiveMb * 2 ** 20,
     warn: opts.warn ?? (opts.logger === undefined ? (line) => process.stderr.write(`prefix-proxy: ${line}\n`) : (line) => opts.logger!.warn(line)),
   });
-  await sessions.init();
+  try {
+    await sessions.init();
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
   sessions.startSweeping();
   const upstreams = new Upstreams();
   const metrics = createMetrics();
@@ -41,7 +50,7 @@ export async function startProxy(config: Config, opts: { now?: () => Date; logge
   const opened = config.auth.keys.length === 0 ? undefined : await SpendLedger.open(config.dataDir, { durable: config.sessions.durability === 'fsync', now: clock() });
   const limits = new ClientLimits(config.auth.keys, opened?.entries ?? [], { now: clock, metrics, ...(opened === undefined ? {} : { ledger: opened.ledger }) });
   const tracing = createTracing(config.tracing);
-  const app = buildApp({ config, sessions, upstreams, images, metrics, limits, now, tracing, ...(opts.logger === undefined ? {} : { logger: opts.logger }) });
+  const app = buildApp({ config, sessions, upstreams, images, metrics, limits, store, now, tracing, ...(opts.logger === undefined ? {} : { logger: opts.logger }) });
   await app.listen({ host: config.listen.host, port: config.listen.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
@@ -53,6 +62,7 @@ export async function startProxy(config: Config, opts: { now?: () => Date; logge
       await app.close();
       await upstreams.close();
       await sessions.close();
+      await store.close();
       await opened?.ledger.close();
       await tracing.shutdown();
     },

@@ -7,7 +7,7 @@
  */
 import type { LogEvent } from '../core/events.js';
 import type { NeutralMessage } from '../core/types.js';
-import { readLog } from '../log/reader.js';
+import type { Store } from '../store/types.js';
 import { ClientView } from './view.js';
 
 export interface Conversation {
@@ -16,10 +16,10 @@ export interface Conversation {
 }
 
 /** Undefined when the log holds no complete reply to request `seq` (or cannot be read). */
-export async function conversationFromLog(file: string, seq: number): Promise<Conversation | undefined> {
+export async function conversationFromLog(store: Store, id: string, seq: number): Promise<Conversation | undefined> {
   let events: LogEvent[];
   try {
-    ({ events } = await readLog(file));
+    ({ events } = await store.read(id));
   } catch {
     return undefined;
   }

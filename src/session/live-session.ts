@@ -5,7 +5,7 @@
  */
 import type { LogEvent } from '../core/events.js';
 import type { NeutralReply, NeutralRequest } from '../core/types.js';
-import type { SessionLog } from '../log/store.js';
+import type { SessionWriter } from '../store/types.js';
 import { StartTracker, WindowState, type StartPoint } from '../window/index.js';
 import { catalogCanonical } from './fingerprint.js';
 import { answerKey } from './retry.js';
@@ -25,7 +25,7 @@ export interface Answered {
 
 export class LiveSession {
   readonly id: string;
-  readonly log: SessionLog;
+  readonly log: SessionWriter;
   readonly window = new WindowState();
   readonly view = new ClientView();
   /** Follows where a window can be built from; saved beside the log when the session leaves memory. */
@@ -55,7 +55,7 @@ export class LiveSession {
   loadedFrom: StartPoint | undefined;
   #lastParams: string | undefined;
 
-  constructor(id: string, log: SessionLog, now: number) {
+  constructor(id: string, log: SessionWriter, now: number) {
     this.id = id;
     this.log = log;
     this.lineage = id;

@@ -7,15 +7,15 @@
 import { randomBytes } from 'node:crypto';
 import type { EventBody, LogEvent, Recipe } from '../core/events.js';
 import type { NeutralMessage, ToolSpec } from '../core/types.js';
-import type { LogStore, SessionLog } from '../log/store.js';
-import { readEventAt, readLog } from '../log/reader.js';
+import type { SessionWriter, Store } from '../store/types.js';
 import type { StartPoint } from '../window/index.js';
 import { mergeCatalog, restoreReply } from './additions.js';
 import { Heads } from './heads.js';
 import { IncomingMessage } from './incoming.js';
 import { LiveSession } from './live-session.js';
 import { LiveSet } from './live-set.js';
-import { Locator } from './locator.js';
+import { chainHashes } from './fingerprint.js';
+import { Locator, type Lookup, type StoredEntry } from './locator.js';
 import { planRequest, type Plan } from './plan.js';
 import { isRetryOf } from './retry.js';
 import { entryOf, SessionFiles, type Damaged } from './session-files.js';
@@ -67,7 +67,7 @@ export interface SessionManagerOptions {
 }
 
 export class SessionManager {
-  readonly #store: LogStore;
+  readonly #store: Store;
   readonly #files: SessionFiles;
   readonly #now: () => Date;
   readonly #warn: (message: string) => void;
@@ -81,7 +81,7 @@ export class SessionManager {
   readonly #idleMs: number | undefined;
   #sweeper: NodeJS.Timeout | undefined;
 
-  constructor(store: LogStore, opts: SessionManagerOptions) {
+  constructor(store: Store, opts: SessionManagerOptions) {
     this.#store = store;
     this.#files = new SessionFiles(store);
     this.#now = opts.now;
@@ -136,7 +136,8 @@ export class SessionManager {
     const head = this.#heads.resolve(raw.system, raw.tools);
     const req: Resolved = { ...raw, ...(head.system === undefined ? {} : { system: head.system }), tools: head.tools, catalog: head.catalog };
     const canon = req.messages.map((m) => new IncomingMessage(m));
-    const id = this.#locator.find({ explicitId: req.explicitId, continues: req.continues, h0: head.h0, incoming: canon }, (x) => this.#live.peek(x)?.view);
+    const lookup = { explicitId: req.explicitId, continues: req.continues, h0: head.h0, incoming: canon };
+    const id = this.#locator.find(lookup, (x) => this.#live.peek(x)?.view) ?? (await this.#fromStore(lookup));
     const session = id === undefined ? undefined : await this.#loadOrForget(id);
     if (session === undefined) return this.#start(req, canon, undefined);
 
@@ -150,7 +151,7 @@ export class SessionManager {
         const plan = planRequest(session.view.entries, canon, { explicit, inFlightFrom: session.inFlightFrom, clientDrops: req.recipe.client_drops });
         if (plan.kind === 'fork') return await this.#start(req, canon, { session, plan });
       }
-      unlock = await session.queue.acquire();
+      unlock = await this.#hold(session);
       if (req.retry !== undefined && session.answered !== undefined && isRetryOf(session.view.entries, session.answered, canon, req.retry)) {
         handedOver = true;
         return this.#turn(session, { kind: 'answered', reply: session.answered.reply, req: session.answered.req }, unlock);
@@ -190,7 +191,7 @@ export class SessionManager {
     if (live !== undefined && live.answered?.req === seq) return { system: live.view.system, messages: live.view.entries.map((e) => e.msg) };
     if (live === undefined && this.#locator.stored(id) === undefined) return undefined;
     await live?.log.sync();
-    return conversationFromLog(this.#store.file(id), seq);
+    return conversationFromLog(this.#store, id, seq);
   }
 
   /**
@@ -202,10 +203,10 @@ export class SessionManager {
     const id = this.#newId();
     const log = await this.#store.open(id, { create: true });
     log.releaseEvents();
-    const session = new LiveSession(id, log, this.#now().getTime());
+    const session = this.#liveSession(id, log);
     this.#live.add(session);
     session.users++;
-    const turn = this.#turn(session, { kind: 'new' }, await session.queue.acquire());
+    const turn = this.#turn(session, { kind: 'new' }, await this.#hold(session));
     session.inFlightFrom = 0;
     const ids = req.explicitId === undefined ? [] : [req.explicitId];
     await this.#appendOrRelease(turn, async () => {
@@ -231,7 +232,7 @@ export class SessionManager {
   async #copyParent(turn: Turn, parent: LiveSession, atSeq: number, ids: string[]): Promise<void> {
     // Live sessions keep no events in memory: the parent's log is read, once its appends are written.
     await parent.log.sync();
-    const { events } = await readLog(parent.log.file);
+    const { events } = await this.#store.read(parent.id);
     for (const e of events) {
       if (e.seq >= atSeq) break;
       const { seq: _seq, ts: _ts, ...body } = e;
@@ -282,6 +283,53 @@ export class SessionManager {
     }
   }
 
+
+  /**
+   * A request no session here matches, on a store shared by replicas: the sessions another replica
+   * started or moved on that it names or extends, asked of the store and located as sessions that
+   * left memory are. A session live here is caught up when its turn claims it instead.
+   */
+  async #fromStore(lookup: Lookup): Promise<string | undefined> {
+    if (!this.#store.shared) return undefined;
+    const tips = chainHashes(lookup.h0, lookup.incoming.map((m) => m.key));
+    const entries = (await this.#store.locate({ explicitId: lookup.explicitId, tips: [lookup.h0, ...tips] })) as StoredEntry[];
+    let found = false;
+    for (const entry of entries) {
+      if (this.#live.peek(entry.id) !== undefined || this.#loading.has(entry.id) || this.#damaged.has(entry.id)) continue;
+      this.#locator.store(entry, undefined);
+      found = true;
+    }
+    return found ? this.#locator.find(lookup, (x) => this.#live.peek(x)?.view) : undefined;
+  }
+
+  /**
+   * Wait for the session's turn in this process, then claim its log for the turn: what another
+   * replica appended meanwhile is folded in before the request is planned against the view. The
+   * unlock gives the claim back (once the turn's appends are durable) and lets the next turn run.
+   */
+  async #hold(session: LiveSession): Promise<() => void> {
+    const unlock = await session.queue.acquire();
+    let caught;
+    try {
+      caught = await session.log.claim();
+    } catch (err) {
+      unlock();
+      throw err;
+    }
+    caught.events.forEach((e, i) => session.fold(e, caught.offsets[i]!));
+    if (caught.events.length > 0) this.#locator.indexLive(session.id, session.view);
+    return () => {
+      session.log.unclaim().catch((err: unknown) => this.#warn(`session ${session.id}: could not give its log back: ${err instanceof Error ? err.message : String(err)}`));
+      unlock();
+    };
+  }
+
+  /** A session made live from its log; it publishes what locates it as its appends commit. */
+  #liveSession(id: string, log: SessionWriter): LiveSession {
+    const session = new LiveSession(id, log, this.#now().getTime());
+    log.publishWith(() => entryOf(id, session.view, session.explicitIds, session.lineage, session.lastActive));
+    return session;
+  }
 
   #turn(session: LiveSession, plan: Turn['plan'], unlock: () => void): Turn {
     return new Turn(session, plan, { now: this.#now, unlock, onRelease: (s) => this.#afterRelease(s) });
@@ -349,7 +397,7 @@ export class SessionManager {
       log = await this.#store.open(id, { create: false });
     }
     try {
-      const session = new LiveSession(id, log, this.#now().getTime());
+      const session = this.#liveSession(id, log);
       session.loadedFrom = usable ? point : undefined;
       if (usable) carried!.forEach((e, i) => session.fold(e, point!.carried[i]!.offset));
       // The last request is rebuilt on the way (cache-break attribution compares with it).
@@ -373,7 +421,7 @@ export class SessionManager {
   /** The carried events a saved point names, or undefined when the point does not fit the log. */
   async #readCarried(id: string, point: StartPoint): Promise<LogEvent[] | undefined> {
     try {
-      const events = await Promise.all(point.carried.map((c) => readEventAt(this.#store.file(id), c.offset)));
+      const events = await Promise.all(point.carried.map((c) => this.#store.readEventAt(id, c.offset)));
       return events.every((e, i) => e.seq === point.carried[i]!.seq) ? events : undefined;
     } catch {
       return undefined;
@@ -425,4 +473,4 @@ function isSideRequest(plan: Plan, req: Resolved, session: LiveSession): boolean
   return req.explicitId !== undefined && plan.kind === 'rewrite' && plan.from === 0 && session.view.system !== undefined && req.system !== session.view.system;
 }
 
-export type { SessionLog };
+export type { SessionWriter };

@@ -4,10 +4,8 @@
  * log's size when it was written. Startup reads these, not the logs: a log is read whole only
  * when its entry is missing or older than the log (the proxy stopped without writing it).
  */
-import { readFileSync, statSync } from 'node:fs';
 import { ProxyError } from '../core/errors.js';
-import type { LogStore } from '../log/store.js';
-import { readLog } from '../log/reader.js';
+import type { IndexSnapshot, Store } from '../store/types.js';
 import type { StartPoint } from '../window/index.js';
 import type { StoredEntry } from './locator.js';
 import { replyFingerprint } from './fingerprint.js';
@@ -36,25 +34,24 @@ export interface Damaged {
 const PARALLEL = 64;
 
 export class SessionFiles {
-  readonly #store: LogStore;
+  readonly #store: Store;
 
-  constructor(store: LogStore) {
+  constructor(store: Store) {
     this.#store = store;
   }
 
   /**
    * Every stored session's entry; a log that cannot be read is named in `damaged` and skipped.
-   * The sidecars are read synchronously: this runs once, before the proxy serves, and ten
-   * thousand small reads cost a quarter of the time through the thread pool (docs/decisions.md,
-   * Session index).
+   * The saved indexes come in one snapshot from the store (files.ts reads the sidecars).
    */
   async scan(): Promise<{ entries: StoredEntry[]; damaged: Damaged[]; read: number }> {
-    const ids = await this.#store.listSessions();
+    const snapshot = await this.#store.indexSnapshot();
     const entries: StoredEntry[] = [];
     const damaged: Damaged[] = [];
     const stale: { id: string; point: StartPoint | undefined }[] = [];
-    for (const id of ids) {
-      const saved = this.#readSync(id);
+    for (const one of snapshot) {
+      const id = one.id;
+      const saved = current(one);
       if (saved.entry !== undefined) entries.push(saved.entry);
       else stale.push({ id, point: saved.point });
     }
@@ -76,24 +73,6 @@ export class SessionFiles {
     return { entries, damaged, read: stale.length };
   }
 
-  /** The sidecar's entry if it is current for the log, and its start point either way. */
-  #readSync(id: string): { entry?: StoredEntry; point?: StartPoint } {
-    let saved: Sidecar | SidecarV1;
-    try {
-      saved = JSON.parse(readFileSync(this.#store.indexFile(id), 'utf8')) as Sidecar | SidecarV1;
-    } catch {
-      return {}; // missing or unreadable: the log is read whole
-    }
-    const point = (saved?.version === 1 || saved?.version === 2) && saved.point !== undefined && saved.point.start.seq > 1 ? saved.point : undefined;
-    const withPoint = point === undefined ? {} : { point };
-    if (saved?.version !== 2 || saved.entry?.id !== id) return withPoint;
-    try {
-      return statSync(this.#store.file(id)).size === saved.log_size ? { ...withPoint, entry: saved.entry } : withPoint;
-    } catch {
-      return withPoint;
-    }
-  }
-
   /** The saved start point, if it fits a log of this session (undefined: read the log whole). */
   async point(id: string): Promise<StartPoint | undefined> {
     try {
@@ -113,7 +92,7 @@ export class SessionFiles {
 
   /** The entry folded from the whole log (a log with no entry, or a newer one). */
   async #fromLog(id: string): Promise<{ entry: StoredEntry; size: number }> {
-    const { events, torn, end } = await readLog(this.#store.file(id));
+    const { events, torn, end } = await this.#store.read(id);
     if (events.length === 0 && torn !== undefined) throw new ProxyError('log_malformed', { file: this.#store.file(id), line: 1, detail: 'no complete event' });
     const view = new ClientView();
     const ids: string[] = [];
@@ -128,6 +107,15 @@ export class SessionFiles {
     // A torn tail is cut when the session is next opened; until then the entry names the size before it.
     return { entry: entryOf(id, view, ids, lineage, Date.parse(events.at(-1)?.ts ?? '') || 0), size: torn === undefined ? end : -1 };
   }
+}
+
+/** The saved entry if it is current for the log, and its start point either way. */
+function current(one: IndexSnapshot): { entry?: StoredEntry; point?: StartPoint } {
+  const saved = one.index as Sidecar | SidecarV1 | undefined;
+  const point = (saved?.version === 1 || saved?.version === 2) && saved.point !== undefined && saved.point.start.seq > 1 ? saved.point : undefined;
+  const withPoint = point === undefined ? {} : { point };
+  if (saved?.version !== 2 || saved.entry?.id !== one.id) return withPoint;
+  return one.size >= 0 && one.size === saved.log_size ? { ...withPoint, entry: saved.entry } : withPoint;
 }
 
 /** The bounded entry a session leaves behind. */

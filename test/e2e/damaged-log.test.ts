@@ -11,7 +11,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { withSimulator } from '../../src/config/routes.js';
 import type { Config } from '../../src/config/types.js';
 import type { EventOf, LogEvent } from '../../src/core/events.js';
-import { LogStore } from '../../src/log/store.js';
+import { FileStore } from '../../src/store/files.js';
 import { startProxy, type RunningProxy } from '../../src/proxy/server.js';
 import { SessionManager } from '../../src/session/manager.js';
 import { createSim, type Sim } from '../../src/sim/server.js';
@@ -25,7 +25,7 @@ type Msg = { role: 'system' | 'user' | 'assistant'; content: string };
 let dir: string;
 let sim: Sim;
 let config: Config;
-let store: LogStore;
+let store: FileStore;
 const proxies: RunningProxy[] = [];
 
 beforeAll(async () => {
@@ -45,7 +45,7 @@ provider = "up"
 model = "sim-model"
 `);
   config = withSimulator(loadConfig({ path, env: {}, cwd: dir }), sim.url);
-  store = new LogStore(config.dataDir);
+  store = new FileStore(config.dataDir);
 });
 afterAll(async () => {
   for (const p of proxies) {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
-import { LogStore } from '../../src/log/store.js';
+import { FileStore } from '../../src/store/files.js';
 import { createMetrics } from '../../src/metrics/registry.js';
 import { buildApp } from '../../src/proxy/app.js';
 import { ImageStore } from '../../src/proxy/images.js';
@@ -42,7 +42,7 @@ model = "sim-1"
 price = { input = 2, cache_read = 0.2, cache_write = 2.5, output = 8 }
 `);
   const config = loadConfig({ path: file, env: adminKey === undefined ? {} : { PROXY_ADMIN_KEY: adminKey }, cwd: dir });
-  const store = new LogStore(config.dataDir);
+  const store = new FileStore(config.dataDir);
   const sessions = new SessionManager(store, { now: () => new Date() });
   await sessions.init();
   const upstreams = new Upstreams();
@@ -71,7 +71,7 @@ describe('with an admin key', () => {
   it('GET /admin/sessions answers the JSON of `proxy sessions --json`', async () => {
     const res = await h.app.inject({ method: 'GET', url: '/admin/sessions', headers: auth });
     expect(res.statusCode).toBe(200);
-    const want = await listSessionSummaries(new LogStore(h.config.dataDir), pricesFromConfig(h.config));
+    const want = await listSessionSummaries(new FileStore(h.config.dataDir), pricesFromConfig(h.config));
     expect(res.json()).toEqual(JSON.parse(JSON.stringify(want)));
     const s1 = (res.json() as typeof want).sessions.find((s) => s.id === 's1')!;
     expect(s1.token_cache_rate).toBeCloseTo(1920 / 5000, 12);
@@ -82,7 +82,7 @@ describe('with an admin key', () => {
   it('GET /admin/sessions/:id answers the JSON of `proxy stats --json`', async () => {
     const res = await h.app.inject({ method: 'GET', url: '/admin/sessions/s1', headers: auth });
     expect(res.statusCode).toBe(200);
-    const want = await readSessionStats(new LogStore(h.config.dataDir), 's1', pricesFromConfig(h.config));
+    const want = await readSessionStats(new FileStore(h.config.dataDir), 's1', pricesFromConfig(h.config));
     expect(res.json()).toEqual(JSON.parse(JSON.stringify(want)));
     expect(want.requests).toHaveLength(2);
   });

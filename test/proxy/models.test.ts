@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { withSimulator } from '../../src/config/routes.js';
-import { LogStore } from '../../src/log/store.js';
+import { FileStore } from '../../src/store/files.js';
 import { createMetrics } from '../../src/metrics/registry.js';
 import { buildApp } from '../../src/proxy/app.js';
 import { ImageStore } from '../../src/proxy/images.js';
@@ -16,7 +16,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 it('with no model configured, /v1/models names the built-in simulator', async () => {
   const config = withSimulator(loadConfig({ env: {}, cwd: dir, overrides: { dataDir: dir } }), 'http://127.0.0.1:9/v1');
-  const sessions = new SessionManager(new LogStore(config.dataDir), { now: () => new Date() });
+  const sessions = new SessionManager(new FileStore(config.dataDir), { now: () => new Date() });
   await sessions.init();
   const app = buildApp({ config, sessions, upstreams: new Upstreams(), images: new ImageStore(dir), metrics: createMetrics({ defaults: false }), now: () => new Date() });
   const res = await app.inject({ method: 'GET', url: '/v1/models' });

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { EventOf, LogEvent, Recipe } from '../../src/core/events.js';
 import type { NeutralMessage, NeutralReply } from '../../src/core/types.js';
-import { LogStore, SessionLog } from '../../src/log/store.js';
+import { SessionLog } from '../../src/log/store.js';
+import { FileStore } from '../../src/store/files.js';
 import { SessionManager, answerKey, type Incoming, type Turn } from '../../src/session/manager.js';
 
 const RECIPE: Recipe = {
@@ -20,12 +21,12 @@ const KEY = 'sk-proj-' + 'Ab3dE5gH7jK9mN1pQ3sT5vX7zB9dF1hJ3lN5pR7tV9xZ1bD3';
 const AWS = 'AKIAIOSFODNN7EXAMPLE';
 
 let dir: string;
-let store: LogStore;
+let store: FileStore;
 let m: SessionManager;
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'pp-terms-'));
-  store = new LogStore(dir);
+  store = new FileStore(dir);
   m = new SessionManager(store, { now: () => new Date('2026-03-04T05:06:07.000Z') });
   await m.init();
 });

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { EventOf, LogEvent, Recipe } from '../../src/core/events.js';
 import type { NeutralMessage, NeutralReply } from '../../src/core/types.js';
-import { LogStore } from '../../src/log/store.js';
+import { FileStore } from '../../src/store/files.js';
 import { SessionManager, type Incoming, type Turn } from '../../src/session/manager.js';
 
 const RECIPE: Recipe = {
@@ -18,13 +18,13 @@ const RECIPE: Recipe = {
 const ORIGIN = { provider: 'p', model: 'm' };
 
 let dir: string;
-let store: LogStore;
+let store: FileStore;
 let managers: SessionManager[];
 const clock = () => new Date('2026-03-04T05:06:07.000Z');
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'pp-session-'));
-  store = new LogStore(dir);
+  store = new FileStore(dir);
   managers = [];
 });
 afterEach(async () => {

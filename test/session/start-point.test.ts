@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf, Recipe } from '../../src/core/events.js';
 import type { NeutralMessage } from '../../src/core/types.js';
 import { readLog } from '../../src/log/reader.js';
-import { LogStore } from '../../src/log/store.js';
+import { FileStore } from '../../src/store/files.js';
 import { SessionManager, type Turn } from '../../src/session/manager.js';
 import { WindowState } from '../../src/window/index.js';
 import { verifyEvents } from '../../src/cli/verify.js';
@@ -22,12 +22,12 @@ const ORIGIN = { provider: 'p', model: 'm' };
 const INPUT = { route: 'm', model: 'm', origin: ORIGIN, params: {} };
 
 let dir: string;
-let store: LogStore;
+let store: FileStore;
 let manager: SessionManager;
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'pp-start-'));
-  store = new LogStore(dir);
+  store = new FileStore(dir);
   // Nothing stays in memory after its request: every request reloads its session.
   manager = new SessionManager(store, { now: () => new Date('2026-05-06T07:08:09Z'), maxLive: 0 });
   await manager.init();

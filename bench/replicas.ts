@@ -1,0 +1,142 @@
+/**
+ * Throughput of the agent load (bench/agent.ts) through `proxy serve` processes, in one run:
+ * one replica on the file store, one replica on PostgreSQL, two replicas on one PostgreSQL with
+ * each agent's requests alternating between them (docs/scaling.md). The simulator answers at
+ * once, so the figures are the proxy's and the store's costs, not a provider's latency. The
+ * database is a temporary cluster (test/store/pg-server.ts) on this machine.
+ *
+ *   npm run build && npx tsc -p tsconfig.bench.json && node dist-bench/bench/replicas.js [AGENTS] [REQUESTS]
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import pg from 'pg';
+import { createSim, type Sim } from '../src/sim/server.js';
+import { startPgServer } from '../test/store/pg-server.js';
+import { runAgent } from './agent.js';
+
+const AGENTS = Number(process.argv[2] ?? 8);
+const REQUESTS = Number(process.argv[3] ?? 16);
+const MAIN = join(process.cwd(), 'dist', 'cli', 'main.js');
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function serve(dir: string, sim: Sim, store: 'files' | 'postgres', env: NodeJS.ProcessEnv): Promise<{ origin: string; child: ChildProcess }> {
+  const port = await freePort();
+  const path = join(dir, `proxy-${port}.toml`);
+  await writeFile(path, `
+listen = "127.0.0.1:${port}"
+data_dir = ${JSON.stringify(join(dir, `data-${port}`))}
+[log]
+level = "silent"
+[store]
+kind = "${store}"
+url_env = "BENCH_DATABASE_URL"
+[providers.oa]
+preset = "generic"
+base_url = "${sim.urlFor('openai')}"
+[models.oa]
+provider = "oa"
+model = "sim-model"
+`);
+  const child = spawn(process.execPath, [MAIN, 'serve', '--config', path], { stdio: ['ignore', 'ignore', 'inherit'], env });
+  const origin = `http://127.0.0.1:${port}`;
+  for (let i = 0; !(await fetch(`${origin}/healthz`).then((r) => r.ok, () => false)); i++) {
+    if (i > 400) throw new Error(`${origin} did not come up`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return { origin, child };
+}
+
+/**
+ * Requests per second of AGENTS agents at once, each request going to the next origin in turn;
+ * `pinned`: each agent keeps to one origin (what a load balancer with session affinity does).
+ */
+async function load(all: readonly string[], seed: number, pinned: boolean): Promise<number> {
+  const started = performance.now();
+  await Promise.all(Array.from({ length: AGENTS }, (_, a) => {
+    const origins = pinned ? [all[a % all.length]!] : all;
+    let n = a;
+    const client = new OpenAI({
+      baseURL: 'http://bench.invalid/v1', apiKey: 'bench', maxRetries: 0,
+      fetch: (input, init) => {
+        const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+        return fetch(new URL(url.pathname + url.search, origins[n++ % origins.length]), init);
+      },
+    });
+    return runAgent(client, 'oa', { requests: REQUESTS, seed: seed * 1000 + a, stream: true, resultBytes: 4000 });
+  }));
+  return (AGENTS * REQUESTS) / ((performance.now() - started) / 1000);
+}
+
+/** Transactions committed in the database so far (pg_stat_database; includes this query's own). */
+async function commits(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: string }>('SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()');
+    return Number(rows[0]!.n);
+  } finally {
+    await client.end();
+  }
+}
+
+async function main(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'pp-bench-replicas-'));
+  const pg = await startPgServer();
+  const sim = await createSim({ host: '127.0.0.1', port: 0 });
+  const rows: { setup: string; rps: number[]; commits: number[] }[] = [];
+  try {
+    const setups: { setup: string; store: 'files' | 'postgres'; replicas: number; pinned: boolean }[] = [
+      { setup: 'one replica, file store (fsync)', store: 'files', replicas: 1, pinned: false },
+      { setup: 'one replica, PostgreSQL', store: 'postgres', replicas: 1, pinned: false },
+      { setup: 'two replicas, one PostgreSQL, requests alternating', store: 'postgres', replicas: 2, pinned: false },
+      { setup: 'two replicas, one PostgreSQL, each agent on one', store: 'postgres', replicas: 2, pinned: true },
+    ];
+    // Three rounds, setups interleaved, so drift on a shared machine touches each alike.
+    for (let round = 0; round < 3; round++) {
+      for (const [i, s] of setups.entries()) {
+        const url = await pg.createDatabase(`bench_${round}_${i}`);
+        const env = { ...process.env, BENCH_DATABASE_URL: url };
+        const procs = [];
+        for (let r = 0; r < s.replicas; r++) procs.push(await serve(dir, sim, s.store, env));
+        try {
+          await load(procs.map((p) => p.origin), 99, s.pinned); // warm-up
+          const before = await commits(url);
+          const rps = await load(procs.map((p) => p.origin), round + 1, s.pinned);
+          const row = rows.find((x) => x.setup === s.setup) ?? rows[rows.push({ setup: s.setup, rps: [], commits: [] }) - 1]!;
+          row.rps.push(rps);
+          // The statistics collector lags: wait for it before reading the count again.
+          await new Promise((r) => setTimeout(r, 800));
+          if (s.store === 'postgres') row.commits.push(((await commits(url)) - before) / (AGENTS * REQUESTS));
+        } finally {
+          for (const p of procs) p.child.kill('SIGTERM');
+        }
+      }
+    }
+  } finally {
+    await sim.close();
+    pg.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const base = median(rows[0]!.rps);
+  process.stdout.write(`${AGENTS} agents x ${REQUESTS} streamed requests each, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), median of 3 rounds\n\n`);
+  process.stdout.write('| setup | requests/s (median; each round) | vs files | database commits per request |\n|---|---|---|---|\n');
+  for (const r of rows) {
+    const c = r.commits.length === 0 ? '-' : median(r.commits).toFixed(1);
+    process.stdout.write(`| ${r.setup} | ${median(r.rps).toFixed(1)} (${r.rps.map((x) => x.toFixed(0)).join(', ')}) | ${(median(r.rps) / base).toFixed(2)} | ${c} |\n`);
+  }
+}
+
+await main();

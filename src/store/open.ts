@@ -1,0 +1,34 @@
+/**
+ * The store a config names (`[store]`, docs/scaling.md): the files under the data directory, or
+ * PostgreSQL at the URL in the environment variable `url_env` (never written in the config file).
+ */
+import { ProxyError } from '../core/errors.js';
+import type { RedactionListener } from '../log/session-log.js';
+import { FileStore } from './files.js';
+import { PgStore } from './pg/store.js';
+import type { Store } from './types.js';
+
+export interface StoreSettings {
+  kind: 'files' | 'postgres';
+  dataDir: string;
+  urlEnv: string;
+  pool?: number;
+  lockWaitMs?: number;
+  durability?: 'fsync' | 'write';
+  beforeSync?: () => Promise<void>;
+  onRedact?: RedactionListener;
+}
+
+export async function openStore(s: StoreSettings, env: NodeJS.ProcessEnv = process.env): Promise<Store> {
+  const common = {
+    ...(s.durability === undefined ? {} : { durability: s.durability }),
+    ...(s.beforeSync === undefined ? {} : { beforeSync: s.beforeSync }),
+    ...(s.onRedact === undefined ? {} : { onRedact: s.onRedact }),
+  };
+  if (s.kind === 'files') return new FileStore(s.dataDir, common);
+  const url = env[s.urlEnv];
+  if (url === undefined || url === '') {
+    throw new ProxyError('config_invalid', { file: 'config', key: 'store.url_env', detail: `[store] kind = "postgres" reads the database URL from $${s.urlEnv}, which is not set` });
+  }
+  return PgStore.connect(url, { ...common, ...(s.pool === undefined ? {} : { poolSize: s.pool }), ...(s.lockWaitMs === undefined ? {} : { lockWaitMs: s.lockWaitMs }) });
+}

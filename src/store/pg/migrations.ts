@@ -1,0 +1,49 @@
+/**
+ * The database schema, one numbered step at a time (docs/scaling.md, Schema). Steps are never
+ * edited once released: a change is a new step. `migrate.ts` applies the ones a database lacks,
+ * in order, each in its own transaction, and records it in `schema_migrations`.
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'init',
+    sql: `
+-- One row per session log. index: what the file store keeps in its sidecar (start point, entry,
+-- log size), written as the session leaves a replica's memory. entry: what locates the session,
+-- published in the transaction of each batch of its events; entry_rev orders the publications so
+-- replicas read only what changed since they last looked.
+CREATE TABLE sessions (
+  id         text PRIMARY KEY,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  index      jsonb,
+  entry      jsonb,
+  entry_rev  bigint
+);
+CREATE SEQUENCE session_entry_rev;
+CREATE INDEX sessions_entry_rev ON sessions (entry_rev);
+CREATE INDEX sessions_tip ON sessions ((entry->>'tip'));
+CREATE INDEX sessions_lineage ON sessions ((entry->>'lineage'));
+CREATE INDEX sessions_explicit_ids ON sessions USING gin ((entry->'ids'));
+
+-- One row per event: line is the JSON text the file store writes (without its newline), byte for
+-- byte, and off the byte offset that line has in the session's JSONL file, so start points and
+-- digests mean the same in both stores. The primary key refuses a second event at one seq: a
+-- writer that lost its lock cannot fork the log.
+CREATE TABLE events (
+  session_id text   NOT NULL REFERENCES sessions (id),
+  seq        bigint NOT NULL CHECK (seq > 0),
+  off        bigint NOT NULL CHECK (off >= 0),
+  type       text   NOT NULL,
+  line       text   NOT NULL,
+  PRIMARY KEY (session_id, seq)
+);
+CREATE UNIQUE INDEX events_offset ON events (session_id, off);
+`,
+  },
+];

@@ -1,0 +1,302 @@
+/**
+ * An open session log on PostgreSQL, the database twin of src/log/session-log.ts. Appends are
+ * redacted, numbered and serialised exactly as the file store writes them, then committed in
+ * batches: one statement, one transaction per batch, holding every event queued since the last
+ * batch began (group commit, docs/decisions.md "Durability"). `sync()` resolves once the batch
+ * holding the last event appended before it has committed. The first failed batch stops the log:
+ * nothing of it is stored (a transaction), and every later append and sync fails with its error.
+ *
+ * A turn `claim`s the log: a session-level advisory lock on the session id, held by one pooled
+ * connection until `unclaim`, serialises writers across replicas; what another replica appended
+ * meanwhile is read back and returned for the caller to fold. The (session_id, seq) primary key
+ * fences a writer that lost its lock (a dropped connection): its batch fails, it never forks the log.
+ */
+import type pg from 'pg';
+import { ProxyError } from '../../core/errors.js';
+import type { EventBody, LogEvent } from '../../core/events.js';
+import { eventLine } from '../../log/log-line.js';
+import { redactDeep } from '../../log/redact.js';
+import type { RedactionListener } from '../../log/session-log.js';
+import type { CaughtUp, SessionWriter } from '../types.js';
+import { rowsToEvents, type EventRow } from './rows.js';
+
+export interface PgSessionLogParts {
+  id: string;
+  /** The log's name in messages. */
+  where: string;
+  pool: pg.Pool;
+  events: LogEvent[];
+  offsets: number[];
+  lastSeq: number;
+  /** Byte length of the log as a JSONL file. */
+  size: number;
+  onRedact: RedactionListener | undefined;
+  beforeSync: (() => Promise<void>) | undefined;
+  /** How long a claim waits for another replica's turn before `log_locked`. */
+  lockWaitMs: number;
+  onClose: () => void;
+}
+
+interface Pending {
+  seq: number;
+  off: number;
+  type: string;
+  /** Without its newline. */
+  line: string;
+}
+
+interface Waiter {
+  seq: number;
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
+const INSERT = `
+WITH batch AS (
+  INSERT INTO events (session_id, seq, off, type, line)
+  SELECT $1, * FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::text[])
+)
+UPDATE sessions SET entry = coalesce($6::jsonb, entry),
+  entry_rev = CASE WHEN $6::jsonb IS NULL THEN entry_rev ELSE nextval('session_entry_rev') END
+WHERE id = $1`;
+
+export class PgSessionLog implements SessionWriter {
+  readonly id: string;
+  readonly repaired = undefined;
+  readonly #where: string;
+  readonly #pool: pg.Pool;
+  readonly #events: LogEvent[];
+  readonly #offsets: number[];
+  readonly #firstSeq: number;
+  #lastSeq: number;
+  #committed: number;
+  #end: number;
+  #retain = true;
+  #pending: Pending[] = [];
+  #waiters: Waiter[] = [];
+  #driving = false;
+  #error: Error | undefined;
+  #entry: (() => unknown) | undefined;
+  #claimed: pg.PoolClient | undefined;
+  /** Claims and unclaims run in call order. */
+  #turns: Promise<unknown> = Promise.resolve();
+  #closing: Promise<void> | undefined;
+  readonly #onRedact: RedactionListener | undefined;
+  readonly #beforeSync: (() => Promise<void>) | undefined;
+  readonly #lockWaitMs: number;
+  readonly #onClose: () => void;
+
+  /** Use `PgStore.open`. */
+  constructor(parts: PgSessionLogParts) {
+    this.id = parts.id;
+    this.#where = parts.where;
+    this.#pool = parts.pool;
+    this.#events = parts.events;
+    this.#offsets = parts.offsets;
+    this.#lastSeq = parts.lastSeq;
+    this.#committed = parts.lastSeq;
+    this.#firstSeq = parts.events[0]?.seq ?? parts.lastSeq + 1;
+    this.#end = parts.size;
+    this.#onRedact = parts.onRedact;
+    this.#beforeSync = parts.beforeSync;
+    this.#lockWaitMs = parts.lockWaitMs;
+    this.#onClose = parts.onClose;
+  }
+
+  get events(): readonly LogEvent[] {
+    if (!this.#retain) throw new Error(`${this.#where}: events are no longer kept in memory; read the store`);
+    return this.#events;
+  }
+
+  releaseEvents(): void {
+    this.#retain = false;
+    this.#events.length = 0;
+  }
+
+  get lastSeq(): number {
+    return this.#lastSeq;
+  }
+
+  get writeError(): Error | undefined {
+    return this.#error;
+  }
+
+  get size(): number {
+    return this.#end;
+  }
+
+  append(body: EventBody, ts: string): LogEvent {
+    if (this.#closing !== undefined) throw new ProxyError('internal_error', { detail: `append to closed log ${this.#where}` });
+    if (this.#error !== undefined) throw this.#error;
+    const seq = this.#lastSeq + 1;
+    const { value, hits } = redactDeep(body);
+    const { event, line } = eventLine(value, seq, ts);
+    const off = this.#end;
+    this.#pending.push({ seq, off, type: event.type, line: line.slice(0, -1) });
+    this.#end += Buffer.byteLength(line, 'utf8');
+    this.#lastSeq = seq;
+    if (this.#retain) this.#events.push(event);
+    this.#offsets.push(off);
+    if (hits.length > 0) this.#onRedact?.(this.id, seq, hits);
+    this.#kick();
+    return event;
+  }
+
+  async sync(): Promise<void> {
+    if (this.#beforeSync !== undefined) await this.#beforeSync();
+    return this.#committedThrough(this.#lastSeq);
+  }
+
+  offsetOf(seq: number): number | undefined {
+    if (!Number.isInteger(seq)) return undefined;
+    return this.#offsets[seq - this.#firstSeq];
+  }
+
+  publishWith(entry: () => unknown): void {
+    this.#entry = entry;
+  }
+
+  claim(): Promise<CaughtUp> {
+    const claimed = this.#turns.then(() => this.#claim());
+    this.#turns = claimed.catch(() => undefined);
+    return claimed;
+  }
+
+  unclaim(): Promise<void> {
+    const done = this.#turns.then(() => this.#unclaim());
+    this.#turns = done.catch(() => undefined);
+    return done;
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    let failure: unknown;
+    try {
+      await this.#committedThrough(this.#lastSeq);
+    } catch (err) {
+      failure = err;
+    }
+    await this.#turns;
+    await this.#unclaim().catch((err: unknown) => {
+      failure ??= err;
+    });
+    this.#onClose();
+    if (failure !== undefined) throw failure;
+  }
+
+  async #claim(): Promise<CaughtUp> {
+    if (this.#claimed !== undefined) return { events: [], offsets: [] };
+    const client = await this.#pool.connect();
+    // A connection lost while held (the server restarted, a network cut) takes the lock with it:
+    // the next batch fails on it or, sent elsewhere, meets the primary key; never an uncaught error.
+    client.on('error', ignore);
+    try {
+      // The connection's lock_timeout (store.ts) bounds the wait.
+      await client.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [this.id]);
+    } catch (err) {
+      client.off('error', ignore);
+      client.release();
+      if ((err as { code?: string }).code === '55P03') {
+        throw new ProxyError('log_locked', { file: this.#where, pid: `another replica (waited ${this.#lockWaitMs} ms)` });
+      }
+      throw err;
+    }
+    this.#claimed = client;
+    try {
+      // Our own appends first: what follows them in the table is someone else's.
+      await this.#committedThrough(this.#lastSeq);
+      const { rows } = await client.query<EventRow>('SELECT seq, off, line FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq', [this.id, this.#lastSeq]);
+      const read = rowsToEvents(rows, this.#where, this.#lastSeq);
+      for (const [i, e] of read.events.entries()) {
+        if (this.#retain) this.#events.push(e);
+        this.#offsets.push(read.offsets[i]!);
+      }
+      if (read.events.length > 0) {
+        this.#lastSeq = read.events.at(-1)!.seq;
+        this.#committed = this.#lastSeq;
+        this.#end = read.end;
+      }
+      return read;
+    } catch (err) {
+      await this.#unclaim().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  async #unclaim(): Promise<void> {
+    const client = this.#claimed;
+    if (client === undefined) return;
+    let failure: unknown;
+    try {
+      await this.#committedThrough(this.#lastSeq);
+    } catch (err) {
+      failure = err;
+    }
+    this.#claimed = undefined;
+    client.off('error', ignore);
+    try {
+      await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [this.id]);
+      client.release();
+    } catch (err) {
+      // A connection that cannot unlock is dropped: its locks go with it.
+      client.release(err as Error);
+      failure ??= err;
+    }
+    if (failure !== undefined) throw failure;
+  }
+
+  #committedThrough(seq: number): Promise<void> {
+    if (this.#error !== undefined) return Promise.reject(this.#error);
+    if (this.#committed >= seq) return Promise.resolve();
+    return new Promise((resolve, reject) => this.#waiters.push({ seq, resolve, reject }));
+  }
+
+  /** Start the batch loop after this tick's appends, if it is not running. */
+  #kick(): void {
+    if (this.#driving) return;
+    this.#driving = true;
+    queueMicrotask(() => void this.#drive());
+  }
+
+  async #drive(): Promise<void> {
+    while (this.#pending.length > 0 && this.#error === undefined) {
+      const batch = this.#pending;
+      this.#pending = [];
+      try {
+        await this.#commit(batch);
+        this.#committed = batch.at(-1)!.seq;
+      } catch (err) {
+        this.#error = new ProxyError('internal_error', { detail: `${this.#where}: events ${batch[0]!.seq}-${batch.at(-1)!.seq} were not stored: ${(err as Error).message}` });
+      }
+      this.#settle();
+    }
+    this.#driving = false;
+  }
+
+  async #commit(batch: Pending[]): Promise<void> {
+    const entry = this.#entry === undefined ? null : JSON.stringify(this.#entry());
+    const params = [this.id, batch.map((r) => r.seq), batch.map((r) => r.off), batch.map((r) => r.type), batch.map((r) => r.line), entry];
+    // The turn's own connection when it holds one (no wait for the pool), else any.
+    if (this.#claimed !== undefined) {
+      await this.#claimed.query(INSERT, params);
+      return;
+    }
+    await this.#pool.query(INSERT, params);
+  }
+
+  #settle(): void {
+    const waiting = this.#waiters;
+    this.#waiters = [];
+    for (const w of waiting) {
+      if (this.#error !== undefined) w.reject(this.#error);
+      else if (this.#committed >= w.seq) w.resolve();
+      else this.#waiters.push(w);
+    }
+  }
+}
+
+function ignore(): void {}

@@ -1,0 +1,106 @@
+/**
+ * What the rest of the proxy needs of the log's store (docs/architecture.md section 3, and
+ * docs/scaling.md): two backends fit it, the JSONL files under the data directory (files.ts, the
+ * embedded default) and PostgreSQL (pg/, shared by several replicas). Both keep each event as the
+ * exact line the file backend writes, and each line at the byte offset it has in that file, so a
+ * start point, a digest and `proxy replay` mean the same thing in either.
+ */
+import type { EventBody, LogEvent } from '../core/events.js';
+import type { TornTail } from '../log/log-line.js';
+import type { LogRead, ReadOptions } from '../log/reader.js';
+
+export type { LogRead, ReadOptions, TornTail };
+
+export interface OpenOptions {
+  /** Create the log if it does not exist; otherwise a missing log is `session_not_found`. */
+  create: boolean;
+  /** Read events from this byte offset (a line start, e.g. the start tracker's) instead of the start. */
+  fromOffset?: number;
+  /** 1-based line number at `fromOffset`, if known (for error messages). */
+  fromLine?: number;
+}
+
+/** Events another writer appended since this one last saw the log, with their offsets. */
+export interface CaughtUp {
+  events: LogEvent[];
+  offsets: number[];
+}
+
+/** An open session log, held by its one writer (per process). */
+export interface SessionWriter {
+  readonly id: string;
+  /** The torn tail cut off when this log was opened, if there was one (files only). */
+  readonly repaired: TornTail | undefined;
+  /** Events read on open and appended since (until `releaseEvents`). */
+  readonly events: readonly LogEvent[];
+  releaseEvents(): void;
+  readonly lastSeq: number;
+  /** The write error that stopped this log, if one did (every later append throws it). */
+  readonly writeError: Error | undefined;
+  /** Byte length of the log (as a JSONL file) once every queued append is written. */
+  readonly size: number;
+  /** Redacts, numbers and queues one event; returns it as written. */
+  append(body: EventBody, ts: string): LogEvent;
+  /** Resolves when every event appended before the call is durable. */
+  sync(): Promise<void>;
+  offsetOf(seq: number): number | undefined;
+  /**
+   * Take the session for one turn and return what other writers appended since this one last saw
+   * the log. The file store holds its lock from open to close, so nothing is ever returned; the
+   * database store takes a per-session lock here (`log_locked` when it cannot within its wait).
+   */
+  claim(): Promise<CaughtUp>;
+  /** Give the turn's hold back, once its appends are durable. */
+  unclaim(): Promise<void>;
+  /**
+   * What locates the session, asked for as its appends are committed, so other replicas find it
+   * (the database store; the file store saves its sidecar when the session leaves memory).
+   */
+  publishWith(entry: () => unknown): void;
+  close(): Promise<void>;
+}
+
+/** One stored session's saved index and its log's length, for the startup scan. */
+export interface IndexSnapshot {
+  id: string;
+  /** The saved index (the sidecar's value), undefined when none or unreadable. */
+  index: unknown;
+  /** Byte length of the log, -1 when unknown. */
+  size: number;
+}
+
+export interface Store {
+  readonly kind: 'files' | 'postgres';
+  /** The log's name in messages (a file path for the file store); checks the id. */
+  file(id: string): string;
+  listSessions(): Promise<string[]>;
+  exists(id: string): Promise<boolean>;
+  /** Reads a log without the writer's lock (replay, the CLI); never repairs. */
+  read(id: string, opts?: ReadOptions): Promise<LogRead>;
+  /** The event whose line starts at `offset`. */
+  readEventAt(id: string, offset: number): Promise<LogEvent>;
+  open(id: string, opts: OpenOptions): Promise<SessionWriter>;
+  readIndex<T = unknown>(id: string): Promise<T | undefined>;
+  writeIndex(id: string, value: unknown): Promise<void>;
+  /** The log's lines as stored, byte for byte, without their newlines; a torn log is `log_malformed`. */
+  exportLines(id: string): Promise<string[]>;
+  /**
+   * A new log holding exactly these lines, durable when this resolves (`proxy migrate`); a
+   * session that already exists is `bad_argument`, and nothing is written.
+   */
+  importLog(id: string, lines: readonly string[]): Promise<void>;
+  /** Every session's saved index and log size, read once at startup. */
+  indexSnapshot(): Promise<IndexSnapshot[]>;
+  /**
+   * Whether other processes write to this store (replicas on one database): a session may then be
+   * found in the store that this process has not seen, and its log may grow behind a live copy.
+   */
+  readonly shared: boolean;
+  /**
+   * The published entries of sessions an explicit id names or whose whole view ends at one of
+   * `tips` (chain hashes): what a replica asks when it does not know a request's session.
+   */
+  locate(query: { explicitId: string | undefined; tips: readonly string[] }): Promise<unknown[]>;
+  /** Releases connections; open writers must be closed first. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,229 @@
+/**
+ * Several replicas, one conversation (docs/scaling.md): two proxies on one PostgreSQL (a real
+ * temporary cluster), an agent whose requests alternate between them through the official
+ * `openai` client. One session, no fork, no rewrite, prefix reads at least 99% of what the
+ * unchanged prefix allows, and every digest replays (`proxy replay --all --store postgres`);
+ * `proxy migrate` moves the log to files and back, line for line, replaying every digest. Then
+ * with two `proxy serve` processes: one is killed (SIGKILL) mid-stream, the other answers the
+ * client's retry and carries the same session on.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { idealCached, runAgent } from '../../bench/agent.js';
+import { loadConfig } from '../../src/config/load.js';
+import type { LogEvent } from '../../src/core/events.js';
+import { startProxy, type RunningProxy } from '../../src/proxy/server.js';
+import { createSim, type Sim } from '../../src/sim/server.js';
+import { PgStore } from '../../src/store/pg/store.js';
+import { startPgServer, type PgServer } from '../store/pg-server.js';
+import { runCli } from './harness.js';
+
+let server: PgServer;
+let sim: Sim;
+let dir: string;
+
+beforeAll(async () => {
+  server = await startPgServer();
+  sim = await createSim({ host: '127.0.0.1', port: 0 });
+  dir = await mkdtemp(join(tmpdir(), 'pp-replicas-'));
+}, 120_000);
+afterAll(async () => {
+  await sim?.close();
+  server?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+function toml(dataDir: string, urlEnv: string, listen = '127.0.0.1:0'): string {
+  return `
+listen = "${listen}"
+data_dir = ${JSON.stringify(dataDir)}
+
+[store]
+kind = "postgres"
+url_env = "${urlEnv}"
+lock_wait_seconds = 20
+
+[providers.oa]
+preset = "generic"
+base_url = "${sim.urlFor('openai')}"
+
+[models.oa]
+provider = "oa"
+model = "sim-model"
+`;
+}
+
+/** A fetch that sends each request to the next of `origins` in turn. */
+function alternating(origins: readonly string[], counts: number[]): typeof fetch {
+  let n = 0;
+  return (input, init) => {
+    const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+    const i = n++ % origins.length;
+    counts[i]!++;
+    const target = new URL(url.pathname + url.search, origins[i]);
+    return fetch(target, init);
+  };
+}
+
+async function eventsOf(store: PgStore): Promise<Map<string, LogEvent[]>> {
+  const out = new Map<string, LogEvent[]>();
+  for (const id of await store.listSessions()) out.set(id, (await store.read(id)).events);
+  return out;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+describe('two replicas on one PostgreSQL', () => {
+  it('an alternating agent conversation stays one session, caches as on one proxy, replays, and migrates both ways', async () => {
+    const env = 'PP_TEST_REPLICAS_DB';
+    process.env[env] = await server.createDatabase('replicas');
+    const proxies: RunningProxy[] = [];
+    const check = await PgStore.connect(process.env[env]!);
+    try {
+      for (const name of ['a', 'b']) {
+        const path = join(dir, `${name}.toml`);
+        await writeFile(path, toml(join(dir, name), env));
+        proxies.push(await startProxy(loadConfig({ path, env: process.env, cwd: dir })));
+      }
+      const counts = [0, 0];
+      const client = new OpenAI({ baseURL: 'http://replicas.invalid/v1', apiKey: 'test', maxRetries: 0, fetch: alternating(proxies.map((p) => p.url), counts) });
+      const run = await runAgent(client, 'oa', { requests: 14, stream: true, resultBytes: 3000 });
+      expect(counts).toEqual([7, 7]);
+
+      const sessions = await eventsOf(check);
+      expect([...sessions.keys()]).toHaveLength(1);
+      const events = [...sessions.values()][0]!;
+      expect(events.filter((e) => e.type === 'client.rewrite')).toEqual([]);
+      expect(events.filter((e) => e.type === 'llm.req')).toHaveLength(14);
+      expect(events.filter((e) => e.type === 'llm.resp' && e.aborted !== true)).toHaveLength(14);
+      expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+      const cached = run.steps.reduce((n, s) => n + (s.cached_tokens ?? 0), 0);
+      const ideal = idealCached(run.steps);
+      expect(ideal).toBeGreaterThan(10_000);
+      expect(cached).toBeGreaterThanOrEqual(Math.floor(ideal * 0.99));
+    } finally {
+      for (const p of proxies) await p.close();
+    }
+
+    const replay = await runCli(['replay', '--all', '--json', '--store', 'postgres', '--url-env', env]);
+    expect(replay.stderr).toBe('');
+    expect(JSON.parse(replay.stdout)).toMatchObject({ requests: 14, failed: 0 });
+    const listed = await runCli(['sessions', '--json', '--store', 'postgres', '--url-env', env]);
+    expect(JSON.parse(listed.stdout).sessions).toHaveLength(1);
+    const sid = JSON.parse(listed.stdout).sessions[0].id as string;
+    const stats = await runCli(['stats', sid, '--json', '--store', 'postgres', '--url-env', env]);
+    expect(JSON.parse(stats.stdout).requests).toHaveLength(14);
+    const lastReq = (await check.read(sid)).events.findLast((e) => e.type === 'llm.req')!.seq;
+    const diff = await runCli(['diff', sid, String(lastReq), '--json', '--store', 'postgres', '--url-env', env]);
+    expect(diff.code, diff.stderr).toBe(0);
+    expect(JSON.parse(diff.stdout)).toMatchObject({ seq: lastReq, cause: 'none' });
+    // Without the URL's variable set, a clear error, not a connection attempt somewhere.
+    const unset = await runCli(['sessions', '--store', 'postgres', '--url-env', 'PP_TEST_UNSET_VARIABLE']);
+    expect(unset.code).toBe(2);
+    expect(unset.stderr).toContain('$PP_TEST_UNSET_VARIABLE, which is not set');
+
+    // To files: the same lines, every digest replayed from the files.
+    const files = join(dir, 'moved');
+    const out = await runCli(['migrate', '--from', 'postgres', '--to', 'files', '--data-dir', files, '--url-env', env, '--json']);
+    expect(out.code, out.stderr).toBe(0);
+    expect(JSON.parse(out.stdout)).toMatchObject({ sessions: 1, moved: 1, requests: 14, failed: [] });
+    const [id] = await check.listSessions();
+    const fileText = await readFile(join(files, 'sessions', `${id}.jsonl`), 'utf8');
+    expect(fileText).toBe((await check.exportLines(id!)).map((l) => `${l}\n`).join(''));
+    expect((await runCli(['replay', '--all', '--data-dir', files])).code).toBe(0);
+    // Again: already there, nothing written.
+    expect(JSON.parse((await runCli(['migrate', '--from', 'postgres', '--to', 'files', '--data-dir', files, '--url-env', env, '--json'])).stdout)).toMatchObject({ moved: 0, skipped: 1 });
+
+    // And back into an empty database.
+    const back = 'PP_TEST_REPLICAS_BACK';
+    process.env[back] = await server.createDatabase('back');
+    const home = await runCli(['migrate', '--from', 'files', '--to', 'postgres', '--data-dir', files, '--url-env', back, '--json']);
+    expect(JSON.parse(home.stdout)).toMatchObject({ moved: 1, requests: 14, failed: [] });
+    const backStore = await PgStore.connect(process.env[back]!);
+    expect(await backStore.exportLines(id!)).toEqual(await check.exportLines(id!));
+    expect(await backStore.readIndex(id!)).toEqual(await check.readIndex(id!));
+    await backStore.close();
+    await check.close();
+  }, 120_000);
+
+  it('kill -9 of one replica mid-stream: the other answers the retry and the session goes on, nothing answered is lost', async () => {
+    const env = 'PP_TEST_KILL_DB';
+    process.env[env] = await server.createDatabase('kill');
+    const children: ChildProcess[] = [];
+    const origins: string[] = [];
+    const main = join(process.cwd(), 'dist', 'cli', 'main.js');
+    const check = await PgStore.connect(process.env[env]!);
+    try {
+      for (const name of ['ka', 'kb']) {
+        const port = await freePort();
+        const path = join(dir, `${name}.toml`);
+        await writeFile(path, toml(join(dir, name), env, `127.0.0.1:${port}`));
+        const child = spawn(process.execPath, [main, 'serve', '--config', path], { stdio: ['ignore', 'ignore', 'pipe'], env: process.env });
+        children.push(child);
+        origins.push(`http://127.0.0.1:${port}`);
+      }
+      for (const origin of origins) {
+        for (let i = 0; ; i++) {
+          const ok = await fetch(`${origin}/healthz`).then((r) => r.ok, () => false);
+          if (ok) break;
+          if (i > 200) throw new Error(`${origin} did not come up`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      }
+      const [a, b] = origins.map((o) => new OpenAI({ baseURL: `${o}/v1`, apiKey: 'test', maxRetries: 0 }));
+      const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [
+        { role: 'system', content: 'You are a careful coding agent.' },
+        { role: 'user', content: 'Start. [[say first answer]]' },
+      ];
+      const first = await a!.chat.completions.create({ model: 'oa', messages });
+      messages.push({ role: 'assistant', content: first.choices[0]!.message.content });
+      messages.push({ role: 'user', content: 'Second. [[say second answer]]' });
+      const second = await b!.chat.completions.create({ model: 'oa', messages });
+      messages.push({ role: 'assistant', content: second.choices[0]!.message.content });
+      messages.push({ role: 'user', content: 'Third, slowly. [[slow 150]] [[len 200]]' });
+
+      // Replica a streams the third answer; it dies after the first chunks.
+      const stream = await a!.chat.completions.create({ model: 'oa', messages, stream: true });
+      let chunks = 0;
+      await expect((async () => {
+        for await (const _ of stream) {
+          if (++chunks === 3) children[0]!.kill('SIGKILL');
+        }
+      })()).rejects.toThrow();
+      expect(chunks).toBeGreaterThanOrEqual(3);
+
+      // The client retries on b, which takes the session over.
+      const retried = await b!.chat.completions.create({ model: 'oa', messages: messages.map((m) => (m.role === 'user' && typeof m.content === 'string' ? { ...m, content: m.content.replace('[[slow 150]] ', '') } : m)) });
+      expect(retried.choices[0]!.message.content).toBeTruthy();
+      messages.push({ role: 'assistant', content: retried.choices[0]!.message.content });
+      messages.push({ role: 'user', content: 'Fourth. [[say fourth answer]]' });
+      await b!.chat.completions.create({ model: 'oa', messages });
+
+      const sessions = await eventsOf(check);
+      expect(sessions.size).toBe(1);
+      const events = [...sessions.values()][0]!;
+      const answers = events.filter((e) => e.type === 'llm.resp' && e.aborted !== true).map((e) => (e.type === 'llm.resp' ? e.reply.content : undefined));
+      expect(answers[0]).toContain('first answer');
+      expect(answers[1]).toContain('second answer');
+      expect(answers.at(-1)).toContain('fourth answer');
+      expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    } finally {
+      for (const c of children) c.kill('SIGKILL');
+      await check.close();
+    }
+    const replay = await runCli(['replay', '--all', '--json', '--store', 'postgres', '--url-env', env]);
+    expect(JSON.parse(replay.stdout)).toMatchObject({ failed: 0 });
+  }, 120_000);
+});

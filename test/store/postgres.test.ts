@@ -1,0 +1,159 @@
+/**
+ * The store contract on PostgreSQL (a real temporary cluster, pg-server.ts; the suite fails, never
+ * skips, without one), and what only a shared store has: schema steps recorded once, a batch that
+ * fails as a whole, a turn that catches up with another replica's appends, a lock that goes with
+ * a dead connection.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EventBody } from '../../src/core/events.js';
+import { MIGRATIONS } from '../../src/store/pg/migrations.js';
+import { PgStore } from '../../src/store/pg/store.js';
+import { startPgServer, type PgServer } from './pg-server.js';
+import { storeContract } from './contract.js';
+
+let server: PgServer;
+let dbs = 0;
+
+beforeAll(async () => {
+  server = await startPgServer();
+}, 120_000);
+afterAll(() => server?.stop());
+
+const START: EventBody = { type: 'session.start', recipe: { version: 1 } as never, ids: [] };
+const msg = (content: string): EventBody => ({ type: 'client.msg', msg: { role: 'user', content } });
+
+async function makePg() {
+  const url = await server.createDatabase(`db${++dbs}`);
+  const store = await PgStore.connect(url, { lockWaitMs: 300 });
+  const raw = new pg.Client({ connectionString: url });
+  await raw.connect();
+  return {
+    url,
+    raw,
+    store,
+    another: () => PgStore.connect(url, { lockWaitMs: 300 }),
+    async rawLines(id: string) {
+      const { rows } = await raw.query<{ line: string }>('SELECT line FROM events WHERE session_id = $1 ORDER BY seq', [id]);
+      return rows.map((r) => r.line);
+    },
+    async cleanup() {
+      await raw.end();
+      await store.close();
+    },
+  };
+}
+
+storeContract('postgres', makePg);
+
+describe('postgres store only', () => {
+  it('applies each schema step once, records it, and a second replica starting finds nothing to do', async () => {
+    const b = await makePg();
+    try {
+      const { rows } = await b.raw.query<{ version: number; name: string }>('SELECT version, name FROM schema_migrations ORDER BY version');
+      expect(rows).toEqual(MIGRATIONS.map((m) => ({ version: m.version, name: m.name })));
+      const [x, y] = await Promise.all([PgStore.connect(b.url), PgStore.connect(b.url)]);
+      await x.close();
+      await y.close();
+      expect((await b.raw.query('SELECT * FROM schema_migrations')).rowCount).toBe(MIGRATIONS.length);
+      await b.raw.query('INSERT INTO schema_migrations (version, name) VALUES (999, $1)', ['future']);
+      await expect(PgStore.connect(b.url)).rejects.toMatchObject({ code: 'config_invalid' });
+    } finally {
+      await b.cleanup();
+    }
+  });
+
+  it('commits appends in batches: many appends in one tick, one transaction', async () => {
+    const b = await makePg();
+    try {
+      const w = await b.store.open('s1', { create: true });
+      await w.claim();
+      const before = await b.raw.query<{ n: string }>("SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()");
+      w.append(START, 'T');
+      for (let i = 0; i < 200; i++) w.append(msg(`m${i}`), 'T');
+      await w.sync();
+      const after = await b.raw.query<{ n: string }>("SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()");
+      expect((await b.rawLines('s1')).length).toBe(201);
+      // The statistics lag a little and count our own queries: far fewer than one commit per event.
+      expect(Number(after.rows[0]!.n) - Number(before.rows[0]!.n)).toBeLessThan(20);
+      await w.close();
+    } finally {
+      await b.cleanup();
+    }
+  });
+
+  it('a batch that cannot be stored fails whole: sync rejects, the log stops, nothing of it is kept', async () => {
+    const b = await makePg();
+    try {
+      const w = await b.store.open('s1', { create: true });
+      w.append(START, 'T');
+      await w.sync();
+      // Another writer took seq 2 behind this one's back (it had lost its lock): the key fences it.
+      await b.raw.query("INSERT INTO events (session_id, seq, off, type, line) VALUES ('s1', 2, 999, 'client.msg', '{}')");
+      w.append(msg('a'), 'T');
+      w.append(msg('b'), 'T');
+      await expect(w.sync()).rejects.toThrow(/events 2-3 were not stored/);
+      expect(w.writeError).toBeDefined();
+      expect(() => w.append(msg('c'), 'T')).toThrow(/not stored/);
+      await expect(w.close()).rejects.toThrow();
+      expect(await b.rawLines('s1')).toEqual([expect.stringContaining('"session.start"'), '{}']);
+    } finally {
+      await b.cleanup();
+    }
+  });
+
+  it('a claim catches up with what another replica appended, and the offsets go on from its end', async () => {
+    const b = await makePg();
+    const other = await b.another();
+    try {
+      const a = await b.store.open('s1', { create: true });
+      await a.claim();
+      a.append(START, 'T');
+      await a.unclaim();
+      const c = await other.open('s1', { create: false });
+      expect((await c.claim()).events).toEqual([]);
+      const theirs = [c.append(msg('from c 1'), 'T'), c.append(msg('from c 2'), 'T')];
+      // a waits for c's turn to end.
+      const waiting = a.claim();
+      await new Promise((r) => setTimeout(r, 100));
+      await c.unclaim();
+      const caught = await waiting;
+      expect(caught.events).toEqual(theirs);
+      expect(caught.offsets).toEqual([c.offsetOf(2), c.offsetOf(3)]);
+      expect(a.lastSeq).toBe(3);
+      expect(a.size).toBe(c.size);
+      expect(a.append(msg('from a'), 'T').seq).toBe(4);
+      await a.unclaim();
+      const read = await b.store.read('s1');
+      expect(read.events.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+      expect(read.offsets[3]).toBe(c.size);
+      await a.close();
+      await c.close();
+    } finally {
+      await other.close();
+      await b.cleanup();
+    }
+  });
+
+  it('a replica that dies holding a turn gives its lock up with its connection', async () => {
+    const b = await makePg();
+    const other = await b.another();
+    try {
+      const a = await b.store.open('s1', { create: true });
+      await a.claim();
+      a.append(START, 'T');
+      await a.sync();
+      // What kill -9 does to the replica's connections.
+      await b.raw.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid IN (SELECT pid FROM pg_locks WHERE locktype = 'advisory')");
+      const c = await other.open('s1', { create: false });
+      await c.claim();
+      expect(c.append(msg('after'), 'T').seq).toBe(2);
+      await c.unclaim();
+      await c.close();
+      await a.close().catch(() => undefined);
+    } finally {
+      await other.close();
+      await b.cleanup();
+    }
+  });
+});
