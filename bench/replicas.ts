@@ -5,7 +5,8 @@
  * once, so the figures are the proxy's and the store's costs, not a provider's latency. The
  * database is a temporary cluster (test/store/pg-server.ts) on this machine.
  *
- *   npm run build && npx tsc -p tsconfig.bench.json && node dist-bench/bench/replicas.js [AGENTS] [REQUESTS]
+ * The `replicas` section of `npm run bench` (8 agents x 16 requests); alone:
+ *   npm run bench -- --only replicas
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -18,8 +19,8 @@ import { createSim, type Sim } from '../src/sim/server.js';
 import { startPgServer } from '../test/store/pg-server.js';
 import { runAgent } from './agent.js';
 
-const AGENTS = Number(process.argv[2] ?? 8);
-const REQUESTS = Number(process.argv[3] ?? 16);
+const AGENTS = 8;
+const REQUESTS = 16;
 const MAIN = join(process.cwd(), 'dist', 'cli', 'main.js');
 
 async function freePort(): Promise<number> {
@@ -91,11 +92,20 @@ async function commits(url: string): Promise<number> {
   }
 }
 
-async function main(): Promise<void> {
+export interface ReplicaRow {
+  setup: string;
+  /** Requests per second, one per round. */
+  rps: number[];
+  /** Database commits per request, one per round (PostgreSQL setups). */
+  commits: number[];
+}
+
+/** Three rounds of every setup, interleaved; rows in the order of the setups, the file store first. */
+export async function measureReplicas(): Promise<ReplicaRow[]> {
   const dir = await mkdtemp(join(tmpdir(), 'pp-bench-replicas-'));
   const pg = await startPgServer();
   const sim = await createSim({ host: '127.0.0.1', port: 0 });
-  const rows: { setup: string; rps: number[]; commits: number[] }[] = [];
+  const rows: ReplicaRow[] = [];
   try {
     const setups: { setup: string; store: 'files' | 'postgres'; replicas: number; pinned: boolean }[] = [
       { setup: 'one replica, file store (fsync)', store: 'files', replicas: 1, pinned: false },
@@ -129,14 +139,28 @@ async function main(): Promise<void> {
     pg.stop();
     await rm(dir, { recursive: true, force: true });
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  const base = median(rows[0]!.rps);
-  process.stdout.write(`${AGENTS} agents x ${REQUESTS} streamed requests each, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), median of 3 rounds\n\n`);
-  process.stdout.write('| setup | requests/s (median; each round) | vs files | database commits per request |\n|---|---|---|---|\n');
-  for (const r of rows) {
-    const c = r.commits.length === 0 ? '-' : median(r.commits).toFixed(1);
-    process.stdout.write(`| ${r.setup} | ${median(r.rps).toFixed(1)} (${r.rps.map((x) => x.toFixed(0)).join(', ')}) | ${(median(r.rps) / base).toFixed(2)} | ${c} |\n`);
-  }
+  return rows;
 }
 
-await main();
+/** The section's lines: requests/s by setup, their ratio to the file store, commits per request. */
+export function renderReplicas(rows: readonly ReplicaRow[]): string[] {
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const base = median(rows[0]!.rps);
+  const out = [
+    '## Scale-out: one replica on the file store or PostgreSQL, two replicas on one PostgreSQL',
+    '',
+    `${AGENTS} agents at once (bench/agent.ts, official \`openai\` client, streamed), ${REQUESTS} requests each, through \`proxy serve\``,
+    'processes in front of the simulator; PostgreSQL is a temporary cluster on this machine (test/store/pg-server.ts). Three',
+    'rounds, setups interleaved; medians. Every process shares the same 2 cores, so a second replica adds coordination, not',
+    `capacity (docs/scaling.md). ${cpus().length} cores (${cpus()[0]?.model ?? '?'}).`,
+    '',
+    '| setup | requests/s (median; each round) | vs files | database commits per request |',
+    '|---|---|---:|---:|',
+  ];
+  for (const r of rows) {
+    const c = r.commits.length === 0 ? '-' : median(r.commits).toFixed(1);
+    out.push(`| ${r.setup} | ${median(r.rps).toFixed(1)} (${r.rps.map((x) => x.toFixed(0)).join(', ')}) | ${(median(r.rps) / base).toFixed(2)} | ${c} |`);
+  }
+  out.push('');
+  return out;
+}

@@ -14,6 +14,7 @@ import { measureCache, measureSharedCache } from './cache.js';
 import { longSessionSection } from './long-session.js';
 import { measureOverhead } from './overhead.js';
 import { measurePeers, renderPeers } from './peers.js';
+import { measureReplicas, renderReplicas } from './replicas.js';
 import { logGrowthSection, liveMemorySection, startupSection, type Line } from './session-sections.js';
 import { soakSection } from './soak.js';
 import { fmt, pct } from './stats.js';
@@ -36,6 +37,10 @@ const SECTIONS: Record<string, (line: Line) => Promise<boolean>> = {
   startup: (line) => startupSection(line, { dropCaches: flags['drop-caches'] }),
   'live-memory': liveMemorySection,
   peers: peersSection,
+  replicas: async (line) => {
+    for (const l of renderReplicas(await measureReplicas())) line(l);
+    return true;
+  },
   soak: (line) => soakSection(line, soakMinutes()),
 };
 

@@ -8,6 +8,7 @@ import { withSimulator } from '../config/routes.js';
 import { startProxy } from '../proxy/server.js';
 import { createSim } from '../sim/server.js';
 import { intArg, parse } from './args.js';
+import { textLine } from './log-text.js';
 
 const HELP = 'usage: proxy serve [--config PATH] [--port N] [--host H] [--data-dir DIR] [--open]';
 
@@ -47,7 +48,8 @@ export async function serveCommand(args: string[]): Promise<number> {
     }
   };
   process.once('exit', flush);
-  const proxy = await startProxy(config, { logger: pino({ level: config.logLevel, base: { service: 'prefix-proxy' } }, out) });
+  const dest = config.logFormat === 'text' ? { write: (line: string) => out.write(textLine(line)) } : out;
+  const proxy = await startProxy(config, { logger: pino({ level: config.logLevel, base: { service: 'prefix-proxy' } }, dest) });
   process.stdout.write(`${config.describe()}\n\nprefix-proxy listening on ${proxy.url}/v1\n`);
   if (sim !== undefined) process.stdout.write(`built-in simulator at ${sim.url} (models sim/<any-name>)\n`);
   process.stdout.write('add a provider: export OPENAI_API_KEY=... (or OPENROUTER_API_KEY, ...), or copy config.example.toml to config.toml\n');

@@ -125,6 +125,7 @@ export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
     bodyLimit: file.body_limit ?? DEFAULT_BODY_LIMIT,
     auth,
     logLevel: file.log?.level ?? 'info',
+    logFormat: file.log?.format ?? 'json',
     allowedOrigins: file.allowed_origins ?? [],
     allowedHosts: (file.allowed_hosts ?? []).map((h) => h.toLowerCase()),
     providers,

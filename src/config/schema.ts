@@ -187,6 +187,7 @@ export const configSchema = table({
   }).optional(),
   log: table({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'expected one of fatal, error, warn, info, debug, trace, silent' }).optional(),
+    format: z.enum(['json', 'text'], { error: 'expected "json" or "text"' }).optional(),
   }).optional(),
 });
 

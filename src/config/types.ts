@@ -169,6 +169,8 @@ export interface Config {
   auth: AuthConfig;
   /** The operator's log (`proxy serve`): pino's level. */
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** `json`: pino's lines as they are (for a collector); `text`: one readable line each (for a terminal). */
+  logFormat: 'json' | 'text';
   /** Web page origins allowed to call the proxy from a browser; none by default. */
   allowedOrigins: string[];
   /** Host names (with port or not) the proxy answers to besides loopback names. */

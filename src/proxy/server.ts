@@ -49,7 +49,7 @@ export async function startProxy(config: Config, opts: { now?: () => Date; logge
   const clock = () => now().getTime();
   const opened = config.auth.keys.length === 0 ? undefined : await SpendLedger.open(config.dataDir, { durable: config.sessions.durability === 'fsync', now: clock() });
   const limits = new ClientLimits(config.auth.keys, opened?.entries ?? [], { now: clock, metrics, ...(opened === undefined ? {} : { ledger: opened.ledger }) });
-  const tracing = createTracing(config.tracing);
+  const tracing = await createTracing(config.tracing);
   const app = buildApp({ config, sessions, upstreams, images, metrics, limits, store, now, tracing, ...(opts.logger === undefined ? {} : { logger: opts.logger }) });
   await app.listen({ host: config.listen.host, port: config.listen.port });
   const address = app.server.address();

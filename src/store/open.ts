@@ -5,7 +5,6 @@
 import { ProxyError } from '../core/errors.js';
 import type { RedactionListener } from '../log/session-log.js';
 import { FileStore } from './files.js';
-import { PgStore } from './pg/store.js';
 import type { Store } from './types.js';
 
 export interface StoreSettings {
@@ -30,5 +29,7 @@ export async function openStore(s: StoreSettings, env: NodeJS.ProcessEnv = proce
   if (url === undefined || url === '') {
     throw new ProxyError('config_invalid', { file: 'config', key: 'store.url_env', detail: `[store] kind = "postgres" reads the database URL from $${s.urlEnv}, which is not set` });
   }
+  // Loaded only here: a proxy on the files never holds the driver in memory.
+  const { PgStore } = await import('./pg/store.js');
   return PgStore.connect(url, { ...common, ...(s.pool === undefined ? {} : { poolSize: s.pool }), ...(s.lockWaitMs === undefined ? {} : { lockWaitMs: s.lockWaitMs }) });
 }

@@ -6,11 +6,6 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { ROOT_CONTEXT, SpanKind, defaultTextMapGetter, trace } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
-import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { TracingConfig } from '../config/types.js';
 import { NO_TRACE, SpanTrace, type RequestTrace } from './request-trace.js';
 
@@ -26,8 +21,16 @@ export const NO_TRACING: Tracing = {
   shutdown: async () => {},
 };
 
-export function createTracing(config: TracingConfig | undefined): Tracing {
+export async function createTracing(config: TracingConfig | undefined): Promise<Tracing> {
   if (config === undefined) return NO_TRACING;
+  // The SDK and the exporter are loaded only when tracing is on: off, they take no memory.
+  const [{ W3CTraceContextPropagator }, { OTLPTraceExporter }, { resourceFromAttributes }, { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler }, { ATTR_SERVICE_NAME }] = await Promise.all([
+    import('@opentelemetry/core'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/sdk-trace-base'),
+    import('@opentelemetry/semantic-conventions'),
+  ]);
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: config.serviceName }),
     sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(config.sampleRatio) }),

@@ -174,4 +174,10 @@ describe('[auth] keys', () => {
     expect(thrown(() => loadToml(`[auth]\nkeys = [{ name = "a", sha256 = "${hex}", requests_per_minute = 0 }]\n`)).message).toContain('auth.keys[0].requests_per_minute: expected a positive integer');
     expect(thrown(() => loadToml(`[auth]\nkeys = [{ name = "a", sha256 = "${hex}" }, { name = "a", sha256 = "${hex}" }]\n`)).message).toContain('auth.keys[1].name: another key is named "a"');
   });
+
+  it('[log]: JSON lines unless told text; another format names the key', () => {
+    expect(loadToml('').logFormat).toBe('json');
+    expect(loadToml('[log]\nformat = "text"\nlevel = "warn"\n')).toMatchObject({ logFormat: 'text', logLevel: 'warn' });
+    expect(thrown(() => loadToml('[log]\nformat = "pretty"\n')).message).toContain('log.format: expected "json" or "text"');
+  });
 });
