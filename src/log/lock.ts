@@ -9,8 +9,7 @@
  * remove it by hand), and processes in different pid namespaces sharing a data directory cannot
  * see each other.
  */
-import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
-import { link, readFile, rename, unlink } from 'node:fs/promises';
+import { link, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ProxyError } from '../core/errors.js';
 
@@ -30,9 +29,7 @@ export async function acquireLock(lockFile: string, logFile: string): Promise<Fi
   const mine = `${process.pid}\n`;
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     try {
-      // Synchronous, as is the release: a few microseconds of system calls on a new session's
-      // path, where the promise API cost several times that in dispatch (bench/RESULTS.md, Peers).
-      writeFileSync(lockFile, mine, { flag: 'wx' });
+      await writeFile(lockFile, mine, { flag: 'wx' });
       return { file: lockFile, release: () => releaseLock(lockFile) };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
@@ -50,19 +47,8 @@ export async function acquireLock(lockFile: string, logFile: string): Promise<Fi
 
 async function releaseLock(lockFile: string): Promise<void> {
   // Only remove it if it is still ours (a take-over by someone who judged us dead must stand).
-  let text: string;
-  try {
-    text = readFileSync(lockFile, 'utf8');
-  } catch (err) {
-    ignoreMissing(err as NodeJS.ErrnoException);
-    return;
-  }
-  if (parsePid(text) !== process.pid) return;
-  try {
-    unlinkSync(lockFile);
-  } catch (err) {
-    ignoreMissing(err as NodeJS.ErrnoException);
-  }
+  const holder = await readHolder(lockFile, 0);
+  if (holder === process.pid) await unlink(lockFile).catch(ignoreMissing);
 }
 
 /** The pid in the lock, `'gone'` if the file vanished, `'unreadable'` if it never held a pid. */
