@@ -51,6 +51,8 @@ export default tseslint.config(
   pure('dialects', ['core', 'dialects', 'cache-hints']),
   pure('cache-hints', ['core', 'config']),
   // The session room's pure parts: locating a session, planning what a request does, its view.
+  // The log room's pure parts: an event's line, redaction, what a writer keeps in memory.
+  pure('log', ['core', 'log'], ['event-tail', 'log-line', 'redact', 'redact-rules', 'redact-assignments'].map((f) => `src/log/${f}.ts`)),
   pure('session', ['core', 'log', 'window', 'session'], [
     'additions', 'fingerprint', 'incoming', 'locator', 'plan', 'prefix-index', 'retry', 'view',
   ].map((f) => `src/session/${f}.ts`)),

@@ -8,8 +8,8 @@ import { ProxyError } from '../core/errors.js';
 import type { EventBody, LogEvent } from '../core/events.js';
 import { GroupCommitWriter } from './group-commit.js';
 import type { FileLock } from './lock.js';
-import { eventLine, type TornTail } from './log-line.js';
-import { redactDeep } from './redact.js';
+import { EventTail } from './event-tail.js';
+import type { TornTail } from './log-line.js';
 
 /** Called with the kinds removed from an event before it was written (for metrics). */
 export type RedactionListener = (session: string, seq: number, hits: string[]) => void;
@@ -40,19 +40,13 @@ export class SessionLog {
   readonly file: string;
   /** The torn tail cut off when this log was opened, if there was one. */
   readonly repaired: TornTail | undefined;
-  readonly #events: LogEvent[];
-  readonly #offsets: number[];
+  readonly #tail: EventTail;
   readonly #writer: GroupCommitWriter;
   readonly #fh: FileHandle;
   readonly #lock: FileLock;
   readonly #onRedact: RedactionListener | undefined;
   readonly #onClose: () => void;
   readonly #beforeSync: (() => Promise<void>) | undefined;
-  #lastSeq: number;
-  /** Seq of `#offsets[0]`. */
-  readonly #firstSeq: number;
-  /** Whether events are kept in memory (see `release`). */
-  #retain = true;
   #closing: Promise<void> | undefined;
 
   /** Use `LogStore.open`. */
@@ -60,12 +54,9 @@ export class SessionLog {
     this.id = parts.id;
     this.file = parts.file;
     this.repaired = parts.repaired;
-    this.#events = parts.events;
-    this.#offsets = parts.offsets;
+    this.#tail = new EventTail(parts.events, parts.offsets, parts.lastSeq, parts.size);
     this.#fh = parts.fh;
     this.#lock = parts.lock;
-    this.#lastSeq = parts.lastSeq;
-    this.#firstSeq = parts.events[0]?.seq ?? parts.lastSeq + 1;
     this.#onRedact = parts.onRedact;
     this.#onClose = parts.onClose;
     this.#beforeSync = parts.beforeSync;
@@ -77,8 +68,9 @@ export class SessionLog {
    * appended since, in seq order. Read-only: events are shared, not copied.
    */
   get events(): readonly LogEvent[] {
-    if (!this.#retain) throw new Error(`${this.file}: events are no longer kept in memory; read the file`);
-    return this.#events;
+    const events = this.#tail.events;
+    if (events === undefined) throw new Error(`${this.file}: events are no longer kept in memory; read the file`);
+    return events;
   }
 
   /**
@@ -86,13 +78,12 @@ export class SessionLog {
    * holds its conversation once, not once more as events. Offsets stay.
    */
   releaseEvents(): void {
-    this.#retain = false;
-    this.#events.length = 0;
+    this.#tail.release();
   }
 
   /** Seq of the last event (appended or read); 0 for an empty log. */
   get lastSeq(): number {
-    return this.#lastSeq;
+    return this.#tail.lastSeq;
   }
 
   /** The write error that stopped this log, if one did (every later append throws it). */
@@ -115,15 +106,9 @@ export class SessionLog {
     if (this.#closing !== undefined) throw new ProxyError('internal_error', { detail: `append to closed log ${this.file}` });
     const writeError = this.#writer.error;
     if (writeError !== undefined) throw writeError;
-    const seq = this.#lastSeq + 1;
-    const { value, hits } = redactDeep(body);
-    const { event, line } = eventLine(value, seq, ts);
-    const offset = this.#writer.end;
+    const { event, line, hits } = this.#tail.add(body, ts);
     this.#writer.write(Buffer.from(line, 'utf8'));
-    this.#lastSeq = seq;
-    if (this.#retain) this.#events.push(event);
-    this.#offsets.push(offset);
-    if (hits.length > 0) this.#onRedact?.(this.id, seq, hits);
+    if (hits.length > 0) this.#onRedact?.(this.id, event.seq, hits);
     return event;
   }
 
@@ -150,8 +135,7 @@ export class SessionLog {
 
   /** Byte offset of the line holding `seq`, if this log has it in memory. */
   offsetOf(seq: number): number | undefined {
-    if (!Number.isInteger(seq)) return undefined;
-    return this.#offsets[seq - this.#firstSeq];
+    return this.#tail.offsetOf(seq);
   }
 
   /**

@@ -14,8 +14,7 @@
 import type pg from 'pg';
 import { ProxyError } from '../../core/errors.js';
 import type { EventBody, LogEvent } from '../../core/events.js';
-import { eventLine } from '../../log/log-line.js';
-import { redactDeep } from '../../log/redact.js';
+import { EventTail } from '../../log/event-tail.js';
 import type { RedactionListener } from '../../log/session-log.js';
 import type { CaughtUp, SessionWriter } from '../types.js';
 import { rowsToEvents, type EventRow } from './rows.js';
@@ -65,13 +64,8 @@ export class PgSessionLog implements SessionWriter {
   readonly repaired = undefined;
   readonly #where: string;
   readonly #pool: pg.Pool;
-  readonly #events: LogEvent[];
-  readonly #offsets: number[];
-  readonly #firstSeq: number;
-  #lastSeq: number;
+  readonly #tail: EventTail;
   #committed: number;
-  #end: number;
-  #retain = true;
   #pending: Pending[] = [];
   #waiters: Waiter[] = [];
   #driving = false;
@@ -91,12 +85,8 @@ export class PgSessionLog implements SessionWriter {
     this.id = parts.id;
     this.#where = parts.where;
     this.#pool = parts.pool;
-    this.#events = parts.events;
-    this.#offsets = parts.offsets;
-    this.#lastSeq = parts.lastSeq;
+    this.#tail = new EventTail(parts.events, parts.offsets, parts.lastSeq, parts.size);
     this.#committed = parts.lastSeq;
-    this.#firstSeq = parts.events[0]?.seq ?? parts.lastSeq + 1;
-    this.#end = parts.size;
     this.#onRedact = parts.onRedact;
     this.#beforeSync = parts.beforeSync;
     this.#lockWaitMs = parts.lockWaitMs;
@@ -104,17 +94,17 @@ export class PgSessionLog implements SessionWriter {
   }
 
   get events(): readonly LogEvent[] {
-    if (!this.#retain) throw new Error(`${this.#where}: events are no longer kept in memory; read the store`);
-    return this.#events;
+    const events = this.#tail.events;
+    if (events === undefined) throw new Error(`${this.#where}: events are no longer kept in memory; read the store`);
+    return events;
   }
 
   releaseEvents(): void {
-    this.#retain = false;
-    this.#events.length = 0;
+    this.#tail.release();
   }
 
   get lastSeq(): number {
-    return this.#lastSeq;
+    return this.#tail.lastSeq;
   }
 
   get writeError(): Error | undefined {
@@ -122,34 +112,26 @@ export class PgSessionLog implements SessionWriter {
   }
 
   get size(): number {
-    return this.#end;
+    return this.#tail.end;
   }
 
   append(body: EventBody, ts: string): LogEvent {
     if (this.#closing !== undefined) throw new ProxyError('internal_error', { detail: `append to closed log ${this.#where}` });
     if (this.#error !== undefined) throw this.#error;
-    const seq = this.#lastSeq + 1;
-    const { value, hits } = redactDeep(body);
-    const { event, line } = eventLine(value, seq, ts);
-    const off = this.#end;
-    this.#pending.push({ seq, off, type: event.type, line: line.slice(0, -1) });
-    this.#end += Buffer.byteLength(line, 'utf8');
-    this.#lastSeq = seq;
-    if (this.#retain) this.#events.push(event);
-    this.#offsets.push(off);
-    if (hits.length > 0) this.#onRedact?.(this.id, seq, hits);
+    const { event, line, offset, hits } = this.#tail.add(body, ts);
+    this.#pending.push({ seq: event.seq, off: offset, type: event.type, line: line.slice(0, -1) });
+    if (hits.length > 0) this.#onRedact?.(this.id, event.seq, hits);
     this.#kick();
     return event;
   }
 
   async sync(): Promise<void> {
     if (this.#beforeSync !== undefined) await this.#beforeSync();
-    return this.#committedThrough(this.#lastSeq);
+    return this.#committedThrough(this.#tail.lastSeq);
   }
 
   offsetOf(seq: number): number | undefined {
-    if (!Number.isInteger(seq)) return undefined;
-    return this.#offsets[seq - this.#firstSeq];
+    return this.#tail.offsetOf(seq);
   }
 
   publishWith(entry: () => unknown): void {
@@ -176,7 +158,7 @@ export class PgSessionLog implements SessionWriter {
   async #close(): Promise<void> {
     let failure: unknown;
     try {
-      await this.#committedThrough(this.#lastSeq);
+      await this.#committedThrough(this.#tail.lastSeq);
     } catch (err) {
       failure = err;
     }
@@ -208,17 +190,12 @@ export class PgSessionLog implements SessionWriter {
     this.#claimed = client;
     try {
       // Our own appends first: what follows them in the table is someone else's.
-      await this.#committedThrough(this.#lastSeq);
-      const { rows } = await client.query<EventRow>('SELECT seq, off, line FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq', [this.id, this.#lastSeq]);
-      const read = rowsToEvents(rows, this.#where, this.#lastSeq);
-      for (const [i, e] of read.events.entries()) {
-        if (this.#retain) this.#events.push(e);
-        this.#offsets.push(read.offsets[i]!);
-      }
+      await this.#committedThrough(this.#tail.lastSeq);
+      const { rows } = await client.query<EventRow>('SELECT seq, off, line FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq', [this.id, this.#tail.lastSeq]);
+      const read = rowsToEvents(rows, this.#where, this.#tail.lastSeq);
       if (read.events.length > 0) {
-        this.#lastSeq = read.events.at(-1)!.seq;
-        this.#committed = this.#lastSeq;
-        this.#end = read.end;
+        this.#tail.addRead(read.events, read.offsets, read.end);
+        this.#committed = this.#tail.lastSeq;
       }
       return read;
     } catch (err) {
@@ -232,7 +209,7 @@ export class PgSessionLog implements SessionWriter {
     if (client === undefined) return;
     let failure: unknown;
     try {
-      await this.#committedThrough(this.#lastSeq);
+      await this.#committedThrough(this.#tail.lastSeq);
     } catch (err) {
       failure = err;
     }
