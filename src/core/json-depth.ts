@@ -91,17 +91,25 @@ export function valueDepth(value: unknown, stopAbove = Infinity): number {
 export function pathDeeperThan(value: unknown, limit: number): (string | number)[] | undefined {
   if (value === null || typeof value !== 'object') return undefined;
   if (limit < 1) return [];
-  // One frame per open container: the container, its keys (objects only) and the next position.
-  const nodes: object[] = [value];
-  const keyLists: (string[] | undefined)[] = [Array.isArray(value) ? undefined : Object.keys(value)];
+  // A child container met with `limit` containers open is at depth limit + 1.
+  return firstPath(value, (child, open) => child !== null && typeof child === 'object' && open === limit);
+}
+
+/**
+ * The path to the first value inside `root`, in document order, that `hit` picks (`open`: how
+ * many containers hold it). Without recursion: one frame per open container (the container, its
+ * keys for an object, the next position), so any depth the caller allows is walked.
+ */
+export function firstPath(root: object, hit: (child: unknown, open: number) => boolean): (string | number)[] | undefined {
+  const nodes: object[] = [root];
+  const keyLists: (string[] | undefined)[] = [Array.isArray(root) ? undefined : Object.keys(root)];
   const positions: number[] = [0];
   while (nodes.length > 0) {
     const top = nodes.length - 1;
     const node = nodes[top]!;
     const keys = keyLists[top];
     const position = positions[top]!;
-    const size = keys === undefined ? (node as unknown[]).length : keys.length;
-    if (position === size) {
+    if (position === (keys === undefined ? (node as unknown[]).length : keys.length)) {
       nodes.pop();
       keyLists.pop();
       positions.pop();
@@ -109,17 +117,15 @@ export function pathDeeperThan(value: unknown, limit: number): (string | number)
     }
     positions[top] = position + 1;
     const child: unknown = keys === undefined ? (node as unknown[])[position] : (node as Record<string, unknown>)[keys[position]!];
-    if (child === null || typeof child !== 'object') continue;
-    if (nodes.length === limit) {
-      // The child is at depth limit + 1: the path is every open frame's position, then its own.
-      const path: (string | number)[] = [];
-      for (let i = 0; i < nodes.length; i++) {
+    if (hit(child, nodes.length)) {
+      // Every open frame's position: the last is the child's own.
+      return nodes.map((_, i) => {
         const at = positions[i]! - 1;
         const frameKeys = keyLists[i];
-        path.push(frameKeys === undefined ? at : frameKeys[at]!);
-      }
-      return path;
+        return frameKeys === undefined ? at : frameKeys[at]!;
+      });
     }
+    if (child === null || typeof child !== 'object') continue;
     nodes.push(child);
     keyLists.push(Array.isArray(child) ? undefined : Object.keys(child));
     positions.push(0);
