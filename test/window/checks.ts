@@ -43,7 +43,7 @@ export function checkPrefixAndTrims(s: GeneratedSession): { prefixes: number; tr
     const cur = s.requests[k]!;
     const recipe = recipeAt(s.events, cur.seq);
     const r = cur.result;
-    if (r.trimmed !== r.elided.length > 0) fail(cur.seq, 'trimmed disagrees with elided');
+    if (r.trimmed !== (r.elided.length > 0 || r.folded.length > 0)) fail(cur.seq, 'trimmed disagrees with elided and folded');
     if (r.estBeforeTrim <= recipe.high_water && r.trimmed) fail(cur.seq, `trimmed at ${r.estBeforeTrim} <= high water`);
     if (r.trimmed) {
       trims++;
@@ -160,6 +160,7 @@ export function checkReplay(s: GeneratedSession, only?: (index: number) => boole
     const logged = events.find((e) => e.seq === req.seq) as EventOf<'llm.req'>;
     if (again.digest !== logged.digest) fail(req.seq, `replayed digest ${again.digest} != ${logged.digest}`);
     if (again.elided.join(',') !== logged.elided.join(',')) fail(req.seq, `replayed elided [${again.elided.join(',')}] != [${logged.elided.join(',')}]`);
+    if (JSON.stringify(again.folded) !== JSON.stringify(logged.folded ?? [])) fail(req.seq, `replayed folded ${JSON.stringify(again.folded)} != ${JSON.stringify(logged.folded ?? [])}`);
     n++;
   });
   return n;
