@@ -43,7 +43,7 @@ export interface WindowResult {
   estTokens: number;
   /** Estimate before this request's new elisions (equals estTokens when it elided nothing). */
   estBeforeTrim: number;
-  /** This request crossed high water and elided or folded something. */
+  /** This request crossed high water and elided something (and folded, if anything, only then). */
   trimmed: boolean;
 }
 
@@ -151,18 +151,14 @@ export class WindowState {
     if (estBeforeTrim > recipe.high_water) {
       const isFolded = (s: number): boolean => this.#folded.has(s);
       elided = selectTrim(cache.rendering.items, recipe, estBeforeTrim, isElided, this.stats, isFolded);
-      // Folds only where this trim breaks the prefix anyway: at or after its first elision (folds.ts).
-      if (elided.length > 0 && foldsUnder(recipe)) folded = selectFolds(cache.rendering.items, recipe, elided[0]!, (s) => isElided(s) || isFolded(s), this.stats);
-      const foldMap = new Map(folded.map((f) => [f.seq, f.by]));
-      const allFolded = (s: number): number | undefined => this.#folded.get(s) ?? foldMap.get(s);
-      if (folded.length > 0) {
-        // What the folds leave decides how much more to elide, oldest first as before.
-        const afterFolds = this.#fresh(input.origin, key, isElided, allFolded, folded[0]!.seq);
-        elided = selectTrim(afterFolds.rendering.items, recipe, afterFolds.rendering.est + this.#toolsEst, isElided, this.stats, (s) => allFolded(s) !== undefined);
+      const fresh = new Set(elided);
+      // Beyond the trim, and only where it breaks the prefix anyway: at or after its first elision (folds.ts).
+      if (elided.length > 0 && foldsUnder(recipe)) {
+        folded = selectFolds(cache.rendering.items, recipe, elided[0]!, (s) => isElided(s) || fresh.has(s) || isFolded(s), this.stats);
       }
-      if (elided.length > 0 || folded.length > 0) {
-        const fresh = new Set(elided);
-        cache = this.#fresh(input.origin, key, (s) => isElided(s) || fresh.has(s), allFolded, Math.min(elided[0] ?? Infinity, folded[0]?.seq ?? Infinity));
+      if (elided.length > 0) {
+        const foldMap = new Map(folded.map((f) => [f.seq, f.by]));
+        cache = this.#fresh(input.origin, key, (s) => isElided(s) || fresh.has(s), (s) => this.#folded.get(s) ?? foldMap.get(s), elided[0]!);
         cache.pending = { elided, folded, baseGen: this.#gen };
       }
     }
@@ -173,7 +169,7 @@ export class WindowState {
     // but for these two pointer copies (and DigestChain's own).
     const request: NeutralRequest = { messages: cache.rendering.msgs.slice(), model: input.model, params, tools: this.#tools };
     const digest = this.#chain.digest(cache.rendering.rendered, { model: input.model, params, tools: this.#tools });
-    return { request, digest, elided, folded, estTokens: cache.rendering.est + this.#toolsEst, estBeforeTrim, trimmed: elided.length > 0 || folded.length > 0 };
+    return { request, digest, elided, folded, estTokens: cache.rendering.est + this.#toolsEst, estBeforeTrim, trimmed: elided.length > 0 };
   }
 
   #fresh(origin: Origin, key: string, isElided: (seq: number) => boolean, foldedBy: (seq: number) => number | undefined, staleAbove: number): Cache {

@@ -60,7 +60,7 @@ export function shapeOf(call: ToolCall): CallShape {
 export function looksFailed(content: string): boolean {
   const head = content.slice(0, 400);
   if (/^\s*(?:<tool_use_error>|error\b\s*[:!-]|\[error\])/i.test(head)) return true;
-  return /^(?:Exit code:|Process exited with code) *[1-9]\d*\s*$/m.test(head);
+  return /^(?:Exit code:?|Process exited with code) *[1-9]\d*\s*$/m.test(head);
 }
 
 function parseArgs(text: string): Record<string, unknown> | undefined {

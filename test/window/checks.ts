@@ -217,3 +217,27 @@ export function checkRunsMerged(s: GeneratedSession): number {
   }
   return merged;
 }
+
+/**
+ * (h) window-v3: a request folds only when it trims, and only at or after its first elision (where
+ * its prefix breaks anyway); a fold's stand-in never changes; returns how many folds were made.
+ */
+export function checkFolds(s: GeneratedSession): number {
+  let folds = 0;
+  const standIn = new Map<string, string>();
+  for (const { seq, result } of s.requests) {
+    if (result.folded.length > 0) {
+      if (!result.trimmed || result.elided.length === 0) fail(seq, 'folded without trimming');
+      if (result.folded[0]!.seq < result.elided[0]!) fail(seq, `fold of ${result.folded[0]!.seq} before the first elision ${result.elided[0]}`);
+      folds += result.folded.length;
+    }
+    for (const m of result.request.messages) {
+      const folded = m.role === 'tool' ? /^\[folded seq=(\d+): /.exec(m.content) : null;
+      if (folded === null) continue;
+      const before = standIn.get(folded[1]!);
+      if (before !== undefined && before !== m.content) fail(seq, `stand-in of seq ${folded[1]} changed`);
+      standIn.set(folded[1]!, m.content as string);
+    }
+  }
+  return folds;
+}
