@@ -55,7 +55,7 @@ export function elidedText(seq: number, last = seq): string {
  * A folded result's one-line stand-in (window-v3): what the call was, and the result that
  * superseded it (docs/decisions.md, Folds and per-tool caps).
  */
-export function foldText(seq: number, label: string, failed: boolean, by: number): string {
+function foldText(seq: number, label: string, failed: boolean, by: number): string {
   return failed ? `[folded seq=${seq}: failed ${label}; retried at seq=${by}]` : `[folded seq=${seq}: ${label}; newer result at seq=${by}]`;
 }
 

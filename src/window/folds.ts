@@ -6,9 +6,10 @@
  * - a whole-file read of the same file, which did not fail, after any read of it;
  * - a failed call, and a later call with the same arguments or on the same file that did not fail.
  *
- * Only results at or after `from` are folded: the caller passes the first entry the trim elides,
- * where the prefix breaks anyway, so a fold never moves the break earlier. Results among the
- * protected entries stay, and so does one whose stand-in would be no shorter than what it shows.
+ * Folds come on top of the trim's elisions (what it elides is not folded, and a result it elides
+ * supersedes nothing). Only results at or after `from` are folded: the caller passes the first entry
+ * the trim elides, where the prefix breaks anyway, so a fold never moves the break earlier. Results
+ * among the protected entries stay, and so does one whose stand-in would be no shorter.
  * A fold is sticky (recorded in `llm.req.folded` and applied from the log), so its stand-in never
  * changes afterwards.
  */

@@ -1,7 +1,8 @@
 /**
  * The window: a fold over a session's log events, and the builder of the next upstream request.
  *
- * Every decision is derived from the events (sticky elisions from `llm.req.elided`, staleness
+ * Every decision is derived from the events (sticky elisions from `llm.req.elided`, folds from
+ * `llm.req.folded`, a tool result's call from the batch before it, staleness
  * from the order of events), never from memory of earlier builds or a clock, so replaying the
  * log rebuilds each request to its recorded digest. The only memory kept between builds is a
  * cache of the previous build's rendered messages: a build whose state changed only by appends
