@@ -14,6 +14,7 @@ import { ProxyError } from '../core/errors.js';
 import { estimateTextTokens } from '../core/estimate.js';
 import type { EventOf, Fold, LogEvent, Recipe } from '../core/events.js';
 import type { NeutralMessage, NeutralRequest, Origin, RequestParams, ToolSpec } from '../core/types.js';
+import { CallPairing } from './call-pairing.js';
 import { Entry, originKey, render, type Rendered, type WindowStats } from './entry.js';
 import { selectFolds } from './folds.js';
 import { checkRecipe, foldsUnder, rulesOf } from './recipe.js';
@@ -68,8 +69,7 @@ export class WindowState {
   /** Folded tool results (window-v3): seq -> the result that superseded it. Sticky, from the log. */
   readonly #folded = new Map<number, number>();
   #caps: ResultCaps | undefined;
-  /** The batch a tool result appended now would answer, and the call ids already answered after it. */
-  #batch: { entry: Entry; answered: Set<string> } | undefined;
+  readonly #pairing = new CallPairing();
   readonly #summaries = new Summaries();
   /** Bumped by every event that changes an already rendered message (not by appends). */
   #gen = 0;
@@ -237,24 +237,10 @@ export class WindowState {
     if (msg.content !== this.#latestSystemText()) this.#push(new Entry(event.seq, msg, true));
   }
 
-  /** Append an entry, pairing a tool result with its call as the walk does (walk.ts). */
+  /** Append an entry, pairing a tool result with its call as the walk does (call-pairing.ts). */
   #push(e: Entry): void {
     this.#entries.push(e);
-    this.#pair(e);
-  }
-
-  #pair(e: Entry): void {
-    const src = e.source;
-    if (src.role !== 'tool') {
-      this.#batch = e.calls.length > 0 ? { entry: e, answered: new Set() } : undefined;
-      return;
-    }
-    const batch = this.#batch;
-    if (batch === undefined || batch.answered.has(src.tool_call_id)) return;
-    const call = batch.entry.calls.find((c) => c.id === src.tool_call_id);
-    if (call === undefined) return;
-    batch.answered.add(call.id);
-    e.answers(call);
+    this.#pairing.append(e);
   }
 
   #latestSystemText(): string | undefined {
@@ -297,15 +283,7 @@ export class WindowState {
     if (n === this.#entries.length) return;
     this.#entries.length = n;
     this.#gen++;
-    // The batch a later result answers is the last entry's, as if the entries left were never there.
-    let j = n - 1;
-    while (j >= 0 && this.#entries[j]!.source.role === 'tool') j--;
-    const last = this.#entries[j];
-    this.#batch = last !== undefined && last.calls.length > 0 ? { entry: last, answered: new Set() } : undefined;
-    for (let k = j + 1; k < n; k++) {
-      const src = this.#entries[k]!.source;
-      if (this.#batch !== undefined && src.role === 'tool' && this.#entries[k]!.paired) this.#batch.answered.add(src.tool_call_id);
-    }
+    this.#pairing.truncated(this.#entries);
   }
 
   /** Something at or after `seq` changed: every reply made after it loses its opaque blocks. */
