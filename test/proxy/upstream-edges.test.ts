@@ -1,7 +1,8 @@
 /**
  * Upstream behaviour the simulator does not produce, from a scripted fake upstream: retry headers
- * on a 429, an HTML error page, an upstream that never answers (headers timeout), and a client
- * that leaves before the upstream's first byte.
+ * on a 429, an HTML error page, an upstream that never answers (headers timeout), a client
+ * that leaves before the upstream's first byte, and a stream relayed as it comes (the frames of
+ * one upstream read go out together, never held to the end).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -52,6 +53,34 @@ async function post(body: Record<string, unknown>, signal?: AbortSignal): Promis
 }
 
 describe('upstream edges', () => {
+  it('relays a stream as it comes: the client reads the first words before the upstream sends the rest', async () => {
+    const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    let release!: () => void;
+    const clientSawFirst = new Promise<void>((resolve) => { release = resolve; });
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      // Two frames in one read, then nothing until the client has shown it read them.
+      res.write(chunk({ role: 'assistant', content: '' }) + chunk({ content: 'first words' }));
+      void clientSawFirst.then(() => res.end(chunk({ content: ', then the rest' }) + chunk({}, 'stop') + 'data: [DONE]\n\n'));
+    };
+    const res = await fetch(`${w.proxy.url}/v1/chat/completions`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'fake', stream: true, messages: [{ role: 'user', content: tag('as-it-comes') }] }),
+    });
+    const reader = res.body!.getReader();
+    let text = '';
+    while (!text.includes('first words')) {
+      const { value, done } = await reader.read();
+      expect(done).toBe(false);
+      text += new TextDecoder().decode(value);
+    }
+    expect(text).not.toContain('then the rest');
+    release();
+    for (let r = await reader.read(); !r.done; r = await reader.read()) text += new TextDecoder().decode(r.value);
+    expect(text).toContain('then the rest');
+    expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
+  });
+
   it('a 429 keeps its retry headers', async () => {
     handler = (_req, res) => {
       res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '7', 'retry-after-ms': '7000', 'x-should-retry': 'true' });

@@ -72,11 +72,14 @@ export async function relay(call: Call, reply: FastifyReply, upstream: Extract<A
       // Leaving the loop drops the connection: the rest is never read.
       if (received > limit) break;
       for (const ev of events.push(chunk)) onDeltas(ev);
+      out.flush();
     }
     if (received <= limit) for (const ev of events.flush()) onDeltas(ev);
   } catch (err) {
     transportError = err;
   }
+  // What was decoded goes out before an error frame or the end.
+  out.flush();
   const final = decoder.finish();
   call.upstreamStage?.set(usageAttributes(final.usage, final.finish_reason));
   if (firstByte !== undefined) deps.metrics.duration.observe({ ...a.labels, phase: 'ttft' }, (firstByte - call.callStarted!) / 1000);
@@ -122,18 +125,25 @@ function openClient(call: Call, reply: FastifyReply, req = call.reqEvent?.seq) {
     call.raw = reply.raw;
     call.raw.writeHead(200, { 'content-type': stream.contentType, 'cache-control': 'no-cache', connection: 'keep-alive' });
   }
+  // The frames of one upstream read go out in one socket write: a write each was one system call
+  // per frame, the largest single cost of a streamed request in the peers benchmark's profile.
+  let pending = '';
   return {
     write(delta: StreamDelta): void {
-      if (stream === undefined) return;
-      const text = stream.delta(delta);
-      if (text !== '') call.raw!.write(text);
+      if (stream !== undefined) pending += stream.delta(delta);
+    },
+    flush(): void {
+      if (pending === '') return;
+      call.raw!.write(pending);
+      pending = '';
     },
     async end(final: NeutralReply): Promise<void> {
       if (stream === undefined) {
         await reply.header('content-type', 'application/json').send(a.inbound.renderReply(final, meta, a.client));
         return;
       }
-      call.raw!.end(stream.end(final));
+      call.raw!.end(pending + stream.end(final));
+      pending = '';
     },
   };
 }
