@@ -82,6 +82,12 @@ export type EventBody =
        * (absent: the parent's, or the session's own id). Not part of any request's digest.
        */
       lineage?: string;
+      /**
+       * A side request on its parent's prefix (a compaction or title prompt, docs/how-it-works.md,
+       * Side requests): the session holds the parent's events up to `parent.seq` and the side's
+       * instruction, answers that one request, and is never continued or located by a later one.
+       */
+      side?: { kind: 'compaction' | 'title'; client: string };
     }
   | { type: 'session.resume'; recipe: Recipe }
   /**

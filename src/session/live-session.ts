@@ -37,6 +37,13 @@ export class LiveSession {
    * the cache key upstream, so a fork lands where its parent's prefix is cached.
    */
   lineage: string;
+  /**
+   * A side request's session (a compaction or title prompt on its parent's prefix): it answers its
+   * one request and is never located by a later one (docs/how-it-works.md, Side requests).
+   */
+  side = false;
+  /** The route of the last request logged: a side request is built on the prefix only on the same route. */
+  lastRoute: string | undefined;
   catalogCanonical = catalogCanonical([]);
   /**
    * View length before the running request added its messages; set while a request runs and its
@@ -75,11 +82,13 @@ export class LiveSession {
       case 'session.start':
         this.explicitIds.push(...event.ids);
         this.lineage = event.lineage ?? event.parent?.session ?? this.lineage;
+        this.side = event.side !== undefined;
         return;
       case 'catalog':
         this.catalogCanonical = catalogCanonical(event.tools);
         return;
       case 'llm.req':
+        this.lastRoute = event.route;
         this.#lastParams = answerKey(event.route, event.model, event.params);
         return;
       case 'llm.resp':

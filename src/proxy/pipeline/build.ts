@@ -6,6 +6,7 @@ import { hintsFor, hintsRecord } from '../../cache-hints/session-hints.js';
 import type { BreakCause } from '../../core/events.js';
 import type { NeutralRequest } from '../../core/types.js';
 import type { Turn } from '../../session/manager.js';
+import { sideParams } from '../../session/side.js';
 import { firstDifference } from '../../window/index.js';
 import { summaryOf } from '../request-log.js';
 import type { Call } from './call.js';
@@ -13,7 +14,8 @@ import type { Call } from './call.js';
 /** The window, the hints and the wire body; `llm.req` is written before anything is sent. */
 export function build(call: Call) {
   const { a, turn, deps } = call;
-  const params = a.client.params;
+  // A side request that offered no tools is sent the conversation's catalog, none callable (side.ts).
+  const params = turn.plan.kind === 'side' ? sideParams(a.client.params, turn.plan.job) : a.client.params;
   const built = turn.session.window.build({ route: a.route.name, model: a.route.dialect.model, origin: call.origin, params });
   // The lineage's key: a fork or side call lands on the replica that holds its parent's prefix.
   const hints = hintsFor(a.route, turn.session.lineage);
