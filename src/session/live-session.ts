@@ -4,7 +4,7 @@
  * so what memory holds is what the log says.
  */
 import type { LogEvent } from '../core/events.js';
-import type { NeutralReply, NeutralRequest } from '../core/types.js';
+import type { NeutralReply, NeutralRequest, RequestParams } from '../core/types.js';
 import type { SessionWriter } from '../store/types.js';
 import { StartTracker, WindowState, type StartPoint } from '../window/index.js';
 import { catalogCanonical } from './fingerprint.js';
@@ -44,6 +44,8 @@ export class LiveSession {
   side = false;
   /** The route of the last request logged: a side request is built on the prefix only on the same route. */
   lastRoute: string | undefined;
+  /** The parameters of the last request logged (a side request keeps those the upstream's cache is keyed on). */
+  lastRequestParams: RequestParams | undefined;
   catalogCanonical = catalogCanonical([]);
   /**
    * View length before the running request added its messages; set while a request runs and its
@@ -89,6 +91,7 @@ export class LiveSession {
         return;
       case 'llm.req':
         this.lastRoute = event.route;
+        this.lastRequestParams = event.params;
         this.#lastParams = answerKey(event.route, event.model, event.params);
         return;
       case 'llm.resp':

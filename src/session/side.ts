@@ -92,9 +92,22 @@ export function recogniseSide(req: SideCandidate, conv: SideConversation): SideJ
   return { kind: shape.kind, client: shape.client, instruction: [...head, ...(texts as string[])].join('\n\n'), tools: req.sameCatalog ? 'all' : 'none' };
 }
 
-/** The request's parameters for a side job: a side request that offered no tools may call none. */
-export function sideParams(params: RequestParams, job: SideJob): RequestParams {
-  return job.tools === 'none' ? { ...params, tool_choice: 'none' } : params;
+/**
+ * The request's parameters for a side job. Those the upstream's cache is keyed on (`keyed`, the
+ * dialect's) are the conversation's last request's, so its cached messages still hold. A side request
+ * that offered no tools is sent `tool_choice: "none"` where the choice is not keyed: OpenAI's caching
+ * guide asks for that instead of removing the tools. Where it is keyed (Anthropic), the conversation's
+ * choice stays and the side's instruction is what keeps the model from calling a tool.
+ */
+export function sideParams(params: RequestParams, job: SideJob, conversation: RequestParams | undefined, keyed: readonly (keyof RequestParams)[]): RequestParams {
+  const out: Record<string, unknown> = { ...params };
+  const from = (conversation ?? {}) as Record<string, unknown>;
+  for (const k of keyed) {
+    if (from[k] === undefined) delete out[k];
+    else out[k] = from[k];
+  }
+  if (job.tools === 'none' && !keyed.includes('tool_choice')) out.tool_choice = 'none';
+  return out as RequestParams;
 }
 
 /** A user message's text (its text parts joined), or undefined for anything else. */

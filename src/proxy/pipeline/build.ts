@@ -14,8 +14,8 @@ import type { Call } from './call.js';
 /** The window, the hints and the wire body; `llm.req` is written before anything is sent. */
 export function build(call: Call) {
   const { a, turn, deps } = call;
-  // A side request that offered no tools is sent the conversation's catalog, none callable (side.ts).
-  const params = turn.plan.kind === 'side' ? sideParams(a.client.params, turn.plan.job) : a.client.params;
+  // A side request keeps what the upstream's cache is keyed on as the conversation sent it (side.ts).
+  const params = turn.plan.kind === 'side' ? sideParams(a.client.params, turn.plan.job, turn.session.lastRequestParams, a.dialect.cacheKeyedParams ?? []) : a.client.params;
   const built = turn.session.window.build({ route: a.route.name, model: a.route.dialect.model, origin: call.origin, params });
   // The lineage's key: a fork or side call lands on the replica that holds its parent's prefix.
   const hints = hintsFor(a.route, turn.session.lineage);
