@@ -110,6 +110,11 @@ export type EventBody =
       est_tokens: number;
       hints?: HintsRecord;
       cause?: BreakCause;
+      /**
+       * The trim line this request was built with, when not the recipe's high water (a side
+       * request's: the window's ceiling). Absent in older logs: the recipe's.
+       */
+      high_water?: number;
     }
   | {
       type: 'llm.resp';

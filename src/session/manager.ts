@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { EventBody, LogEvent, Recipe } from '../core/events.js';
 import type { NeutralMessage, ToolSpec } from '../core/types.js';
 import type { SessionWriter, Store } from '../store/types.js';
-import type { StartPoint } from '../window/index.js';
+import { windowInputOf, type StartPoint } from '../window/index.js';
 import { mergeCatalog, restoreReply } from './additions.js';
 import { Heads } from './heads.js';
 import { IncomingMessage } from './incoming.js';
@@ -236,6 +236,8 @@ export class SessionManager {
       }
       turn.append({ type: 'client.msg', msg: { role: 'user', content: job.instruction } });
     });
+    // Its request is compared with the one whose prefix it reads (cache-break attribution).
+    session.previousRequest = parent.previousRequest;
     return turn;
   }
 
@@ -454,7 +456,7 @@ export class SessionManager {
       const lastReq = log.events.findLast((e) => e.type === 'llm.req');
       for (const e of log.events) {
         if (e === lastReq && e.type === 'llm.req') {
-          session.previousRequest = session.window.build({ route: e.route, model: e.model, origin: e.origin, params: e.params }).request;
+          session.previousRequest = session.window.build(windowInputOf(e)).request;
         }
         session.fold(e, log.offsetOf(e.seq) ?? 0);
       }

@@ -16,7 +16,7 @@
  * (walk.ts, trim.ts; docs/decisions.md, Placeholders that do not pile up).
  */
 export { WindowState, type WindowInput, type WindowResult } from './state.js';
-export { foldEvents, buildAt } from './replay.js';
+export { foldEvents, buildAt, windowInputOf } from './replay.js';
 export { StartTracker, type StartPoint, type EventPosition } from './tracker.js';
 export { firstDifference, type Difference } from './diff.js';
 export { UnknownRecipeVersionError, checkRecipe, isKnownVersion } from './recipe.js';

@@ -27,6 +27,12 @@ export interface WindowInput {
   /** Where the request goes: opaque blocks go back only to the origin that made them. */
   origin: Origin;
   params: RequestParams;
+  /**
+   * Trim only above this estimate instead of the recipe's high water (a side request: the window's
+   * ceiling, so it keeps the prefix it came to read; docs/decisions.md, Side requests read the
+   * conversation's prefix). Recorded in llm.req when set.
+   */
+  highWater?: number;
 }
 
 export interface WindowResult {
@@ -133,7 +139,7 @@ export class WindowState {
 
     const estBeforeTrim = cache.rendering.est + this.#toolsEst;
     let elided: number[] = [];
-    if (estBeforeTrim > recipe.high_water) {
+    if (estBeforeTrim > (input.highWater ?? recipe.high_water)) {
       elided = selectTrim(cache.rendering.items, recipe, estBeforeTrim, (s) => this.#elided.has(s), this.stats);
       if (elided.length > 0) {
         const fresh = new Set(elided);

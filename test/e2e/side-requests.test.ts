@@ -40,6 +40,14 @@ model = "sim-model"
 [models.small]
 provider = "up"
 model = "sim-small"
+
+[models.tight]
+provider = "up"
+model = "sim-model"
+context = 16000
+output_reserve = 2000
+high_water = 6000
+low_water = 3000
 `);
 });
 afterAll(async () => {
@@ -65,14 +73,14 @@ async function send(body: Record<string, unknown>, headers: Record<string, strin
 }
 
 /** A three-turn conversation under an explicit id; returns its history, last exchange and session. */
-async function conversation(t: string) {
+async function conversation(t: string, model = 'm') {
   const named = { 'x-session-id': `conv-${t}` };
   const before = await sessionIds(w);
   const history: Msg[] = [{ role: 'system', content: longSystem(t) }];
   let last;
   for (let i = 1; i <= 3; i++) {
     history.push({ role: 'user', content: `step ${i} of ${t}: ${'context words '.repeat(150)} [[say done with step ${i}]]` });
-    last = await send({ model: 'm', messages: history, tools: TOOLS }, named);
+    last = await send({ model, messages: history, tools: TOOLS }, named);
     history.push({ role: 'assistant', content: last.reply });
   }
   const created = await newSessions(w, before);
@@ -173,6 +181,31 @@ describe('side requests on the conversation\'s prefix (OpenAI chat wire, keyed r
     expect(side).toHaveLength(1);
     expect(start(side[0]!).side).toStrictEqual({ kind: 'title', client: 'opencode' });
     expect(replays(side[0]!)).toBe(4);
+  });
+
+  it('a side request that crosses the high water is not trimmed: it fits, and its prefix holds', async () => {
+    const t = tag('tight');
+    const conv = await conversation(t, 'tight');
+    const convReq = (await readSessions(w)).get(conv.id)!.filter((e): e is EventOf<'llm.req'> => e.type === 'llm.req').at(-1)!;
+    expect(convReq.est_tokens).toBeLessThan(6000);
+    expect(convReq.elided).toStrictEqual([]);
+    const compaction = await send({
+      model: 'tight', tools: [],
+      messages: [...conv.history, { role: 'user', content: `${COMPACTION} ${'keep every detail. '.repeat(300)} [[say the summary]]` }],
+    }, conv.named);
+    expect(compaction.reply).toBe('the summary');
+    expect(compaction.sim.cachedTokens).toBeGreaterThanOrEqual(0.9 * conv.last.sim.promptTokens);
+    const side = [...(await readSessions(w)).values()].find((ev) => start(ev).parent?.session === conv.id)!;
+    const req = side.filter((e): e is EventOf<'llm.req'> => e.type === 'llm.req').at(-1)!;
+    // Above the recipe's high water, below the window's ceiling (context less the reply's reserve).
+    expect(req.est_tokens).toBeGreaterThan(6000);
+    expect(req.high_water).toBe(14000);
+    expect(req.elided).toStrictEqual([]);
+    expect(replays(side)).toBe(4);
+    // Rebuilt under the recipe's own line, the same request would have been trimmed.
+    const events = side.filter((e) => e.seq < req.seq);
+    const { high_water: _line, ...asIfRecipe } = req;
+    expect(buildAt([...events, asIfRecipe as LogEvent], req.seq).elided.length).toBeGreaterThan(0);
   });
 
   it('a side request on another route, or of no known shape, is served as before', async () => {

@@ -16,7 +16,10 @@ export function build(call: Call) {
   const { a, turn, deps } = call;
   // A side request keeps what the upstream's cache is keyed on as the conversation sent it (side.ts).
   const params = turn.plan.kind === 'side' ? sideParams(a.client.params, turn.plan.job, turn.session.lastRequestParams, a.dialect.cacheKeyedParams ?? []) : a.client.params;
-  const built = turn.session.window.build({ route: a.route.name, model: a.route.dialect.model, origin: call.origin, params });
+  // A side request trims only where it would not fit: below that, the prefix it came to read holds.
+  const recipe = turn.session.window.recipe;
+  const highWater = turn.plan.kind === 'side' && recipe !== undefined ? recipe.context - recipe.output_reserve : undefined;
+  const built = turn.session.window.build({ route: a.route.name, model: a.route.dialect.model, origin: call.origin, params, ...(highWater === undefined ? {} : { highWater }) });
   // The lineage's key: a fork or side call lands on the replica that holds its parent's prefix.
   const hints = hintsFor(a.route, turn.session.lineage);
   const cause = breakCause(turn, built.request);
@@ -26,7 +29,7 @@ export function build(call: Call) {
   call.reqEvent = turn.append({
     type: 'llm.req', digest: built.digest, recipe_version: turn.session.window.recipe?.version ?? a.route.recipe.version,
     route: a.route.name, model: a.route.dialect.model, origin: call.origin, params, elided: built.elided, est_tokens: built.estTokens,
-    hints: hintsRecord(hints, encoded.cacheBreakpoints), cause,
+    hints: hintsRecord(hints, encoded.cacheBreakpoints), cause, ...(highWater === undefined ? {} : { high_water: highWater }),
   });
   turn.sent(built.request);
   summaryOf(call.req).cause = cause;
