@@ -1,7 +1,7 @@
 /**
  * Side requests on the conversation's prefix (docs/how-it-works.md, Side requests): an opencode
- * compaction prompt and title prompt, under the conversation's id, on a keyed simulator of eight
- * replicas, are built as the conversation's last request went (same system, same catalog bytes with
+ * compaction prompt and title prompt (chat wire) and Codex's local compaction (Responses wire,
+ * streamed), under the conversation's id, on a keyed simulator of eight replicas, are built as the conversation's last request went (same system, same catalog bytes with
  * `tool_choice: "none"`, the history and its last reply) with the side's instruction appended, so
  * they read the conversation's cached prefix. The conversation's log is untouched, the side
  * sessions replay to their digests, the conversation goes on in its own session, and a request of
@@ -16,7 +16,9 @@ import type { EventOf, LogEvent } from '../../src/core/events.js';
 import { createSim } from '../../src/sim/server.js';
 import { buildAt } from '../../src/window/index.js';
 import { newSessions, openWorld, readSessions, sessionIds, startTap, tag, type Tap, type World } from './harness.js';
+import { RESPONSE_TOOLS, respond } from './responses-client.js';
 import { contentOf, post } from './wire-faults.js';
+import type OpenAI from 'openai';
 
 type Msg = { role: 'system' | 'user' | 'assistant'; content: string };
 
@@ -206,6 +208,36 @@ describe('side requests on the conversation\'s prefix (OpenAI chat wire, keyed r
     const events = side.filter((e) => e.seq < req.seq);
     const { high_water: _line, ...asIfRecipe } = req;
     expect(buildAt([...events, asIfRecipe as LogEvent], req.seq).elided.length).toBeGreaterThan(0);
+  });
+
+  it('Codex\'s local compaction, streamed on the Responses wire, reads the conversation\'s prefix', async () => {
+    const t = tag('codex');
+    const key = { prompt_cache_key: `thread-${t}` };
+    const input: OpenAI.Responses.ResponseInputItem[] = [{ type: 'message', role: 'developer', content: [{ type: 'input_text', text: longSystem(t) }] }];
+    const before = await sessionIds(w);
+    let lastUp;
+    for (let i = 1; i <= 3; i++) {
+      input.push({ type: 'message', role: 'user', content: [{ type: 'input_text', text: `step ${i} of ${t}: ${'context words '.repeat(150)} [[say done ${i}]]` }] });
+      const r = await respond(w, { model: 'm', input, tools: RESPONSE_TOOLS, store: false, ...key }, true);
+      lastUp = w.sim.requests.at(-1)!;
+      input.push({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: r.text, annotations: [] }] } as OpenAI.Responses.ResponseInputItem);
+    }
+    const [convId] = [...(await newSessions(w, before)).keys()];
+    const logBefore = JSON.stringify((await readSessions(w)).get(convId!));
+    const compact = 'You are performing a CONTEXT CHECKPOINT COMPACTION. Create a handoff summary for another LLM that will resume the task.';
+    const r = await respond(w, { model: 'm', input: [...input, { type: 'message', role: 'user', content: [{ type: 'input_text', text: `${compact} [[say handoff]]` }] }], tools: RESPONSE_TOOLS, store: false, ...key }, true);
+    expect(r.text).toBe('handoff');
+    const up = w.sim.requests.at(-1)!;
+    expect(up.sessionKey).toBe(lastUp!.sessionKey);
+    expect(up.replica).toBe(lastUp!.replica);
+    expect(up.cachedTokens).toBeGreaterThanOrEqual(0.9 * lastUp!.promptTokens);
+    // The same catalog was offered: nothing to say about tools.
+    expect(w.tap.requests.at(-1)!.body.tool_choice).toBeUndefined();
+    const sessions = await readSessions(w);
+    expect(JSON.stringify(sessions.get(convId!))).toBe(logBefore);
+    const side = [...sessions.values()].filter((ev) => start(ev).parent?.session === convId);
+    expect(side.map((ev) => start(ev).side)).toStrictEqual([{ kind: 'compaction', client: 'Codex' }]);
+    expect(replays(side[0]!)).toBe(4);
   });
 
   it('a side request on another route, or of no known shape, is served as before', async () => {
