@@ -220,7 +220,7 @@ describe('side requests on the conversation\'s prefix (OpenAI chat wire, keyed r
       input.push({ type: 'message', role: 'user', content: [{ type: 'input_text', text: `step ${i} of ${t}: ${'context words '.repeat(150)} [[say done ${i}]]` }] });
       const r = await respond(w, { model: 'm', input, tools: RESPONSE_TOOLS, store: false, ...key }, true);
       lastUp = w.sim.requests.at(-1)!;
-      input.push({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: r.text, annotations: [] }] } as OpenAI.Responses.ResponseInputItem);
+      input.push({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: r.text, annotations: [] }] } as unknown as OpenAI.Responses.ResponseInputItem);
     }
     const [convId] = [...(await newSessions(w, before)).keys()];
     const logBefore = JSON.stringify((await readSessions(w)).get(convId!));
