@@ -68,15 +68,19 @@ export interface SideConversation {
  * The side job a request is, or undefined (then it is planned as any request). Recognised only when
  * the conversation has a history, the request's tools are none or the conversation's own (a subset
  * cannot be offered over an unchanged catalog on every wire: Anthropic has no such setting), every
- * message the side keeps is a user message of text, and for a `last-user` shape the request opens as
- * the conversation did (its first message is the conversation's first).
+ * message the side keeps is a user message of text, for a `last-user` shape the request opens as
+ * the conversation did (its first message is the conversation's first), and for a `system` shape
+ * the system prompt is not the conversation's.
  */
 export function recogniseSide(req: SideCandidate, conv: SideConversation): SideJob | undefined {
   if (conv.entries.length === 0 || req.messages.length === 0) return undefined;
   if (!req.noTools && !req.sameCatalog) return undefined;
   const last = req.messages[req.messages.length - 1]!.msg;
   const lastText = userText(last);
-  const shape = SIDE_SHAPES.find((s) => (s.where === 'system' ? req.system?.includes(s.marker) === true : lastText?.includes(s.marker) === true));
+  // A system prompt is the side's only where it is not the conversation's (a conversation that is
+  // itself a title generator is a conversation).
+  const ownSystem = req.system !== undefined && req.system !== conv.system;
+  const shape = SIDE_SHAPES.find((s) => (s.where === 'system' ? ownSystem && req.system!.includes(s.marker) : lastText?.includes(s.marker) === true));
   if (shape === undefined) return undefined;
   let own: readonly NeutralMessage[];
   if (shape.where === 'last-user') {
@@ -88,7 +92,7 @@ export function recogniseSide(req: SideCandidate, conv: SideConversation): SideJ
   const texts = own.map(userText);
   if (texts.some((t) => t === undefined)) return undefined;
   // The side's own system prompt, where it is not the conversation's, is part of what it asks.
-  const head = req.system !== undefined && req.system !== conv.system ? [req.system] : [];
+  const head = ownSystem ? [req.system!] : [];
   return { kind: shape.kind, client: shape.client, instruction: [...head, ...(texts as string[])].join('\n\n'), tools: req.sameCatalog ? 'all' : 'none' };
 }
 

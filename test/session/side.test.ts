@@ -69,6 +69,9 @@ describe('recogniseSide', () => {
     expect(recogniseSide(req([...history, { role: 'user', content: [{ type: 'text', text: OPENCODE_COMPACT }, { type: 'image', sha256: 'x', mime: 'image/png', tokens: 85 }] }]), conv)).toBeUndefined();
     // A title prompt whose messages hold something other than user text.
     expect(recogniseSide(req([u('fix the parser'), a('fixed')], { system: 'You are a title generator.' }), conv)).toBeUndefined();
+    // A conversation whose own system prompt is a title generator's: its requests are the conversation.
+    const titler = { ...conv, system: 'You are a title generator.' };
+    expect(recogniseSide(req([...history, u('and this one')], { system: 'You are a title generator.' }), titler)).toBeUndefined();
     // No conversation yet (a title asked before the first request).
     expect(recogniseSide(req([u('fix the parser')], { system: 'You are a title generator.' }), { system: conv.system, entries: [] })).toBeUndefined();
   });
