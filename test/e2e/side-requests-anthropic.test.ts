@@ -17,7 +17,7 @@ let w: WiresWorld;
 let client: Anthropic;
 beforeAll(async () => {
   w = await startWiresWorld({
-    sim: { replicas: 8, routing: 'random' },
+    sim: { replicas: 8, routing: 'random', anthropicMessageCacheKeys: true },
     models: `
 [models.claude]
 provider = "an"
