@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SONNET, measureAnthropicCache } from './anthropic-cache.js';
 import { measureCache, measureSharedCache } from './cache.js';
+import { foldsSection } from './folds.js';
 import { longSessionSection } from './long-session.js';
 import { measureOverhead } from './overhead.js';
 import { measurePeers, renderPeers } from './peers.js';
@@ -29,6 +30,7 @@ const { values: flags } = parseArgs({
 const SECTIONS: Record<string, (line: Line) => Promise<boolean>> = {
   window: windowSection,
   'long-session': longSessionSection,
+  folds: foldsSection,
   cache: cacheSection,
   anthropic: anthropicSection,
   overhead: overheadSection,

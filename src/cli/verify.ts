@@ -66,12 +66,14 @@ function rebuild(state: WindowState, event: EventOf<'llm.req'>, line: number, fi
     throw withPlace(err, file, line);
   }
   const sameElided = sameSet(result.elided, event.elided);
-  const ok = result.digest === event.digest && sameElided;
+  const sameFolded = sameSet(result.folded.map((f) => f.seq), (event.folded ?? []).map((f) => f.seq));
+  const ok = result.digest === event.digest && sameElided && sameFolded;
   const rebuilt: Rebuilt = { seq: event.seq, line, digest: result.digest, recorded: event.digest, ok, request: result.request };
   if (!ok) {
     rebuilt.problem = result.digest !== event.digest
       ? `digest ${result.digest} differs from the recorded ${event.digest}`
-      : `elided [${result.elided.join(',')}] differs from the recorded [${event.elided.join(',')}]`;
+      : !sameElided ? `elided [${result.elided.join(',')}] differs from the recorded [${event.elided.join(',')}]`
+        : `folded [${result.folded.map((f) => f.seq).join(',')}] differs from the recorded [${(event.folded ?? []).map((f) => f.seq).join(',')}]`;
   }
   return rebuilt;
 }

@@ -4,6 +4,7 @@
  * problem is collected and thrown together as one ConfigError naming the file and each key.
  */
 import { createHash } from 'node:crypto';
+import type { ToolCap } from '../core/events.js';
 import { resolve } from 'node:path';
 import { ConfigError, keyPath, type ConfigProblem } from './format-issues.js';
 import { describeConfig } from './describe.js';
@@ -80,6 +81,7 @@ export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
   const defaults = computeSizes({}, window, fallbackContext(window));
   if (!defaults.ok) problems.push(...defaults.problems);
   const volatileLines = buildVolatileLines(file.window?.volatile_lines, problems);
+  const toolCaps = buildToolCaps(file.window?.tool_caps, problems);
 
   const models: Record<string, ModelConfig> = {};
   for (const [name, entry] of Object.entries(file.models ?? {})) {
@@ -132,6 +134,8 @@ export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
     models,
     window,
     volatileLines,
+    toolCaps,
+    folds: file.window?.folds ?? true,
     defaultSizes: defaults.sizes,
     providerRoutes: providerRouteFigures(providers, window, defaults.sizes, ctx.now),
     sessions,
@@ -168,6 +172,19 @@ function buildVolatileLines(given: string[] | undefined, problems: ConfigProblem
     }
   });
   return { sources, patterns };
+}
+
+/** Each pattern must compile (it is matched against a tool's whole name); kept as written, for the recipe. */
+function buildToolCaps(given: ToolCap[] | undefined, problems: ConfigProblem[]): ToolCap[] {
+  const caps = given ?? [];
+  caps.forEach((c, i) => {
+    try {
+      new RegExp(`^(?:${c.tools})$`);
+    } catch (err) {
+      problems.push({ key: `window.tool_caps[${i}].tools`, detail: `not a regular expression: ${(err as Error).message}` });
+    }
+  });
+  return caps.map((c) => ({ tools: c.tools, max_result_tokens: c.max_result_tokens }));
 }
 
 function buildProvider(name: string, entry: ProviderEntry, ctx: BuildContext, problems: ConfigProblem[], warnings: string[]): ProviderConfig | undefined {

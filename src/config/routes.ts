@@ -178,6 +178,8 @@ function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig, c
     client_drops: model.clientDrops,
   };
   if (volatile.sources.length > 0) recipe.volatile_lines = [...volatile.sources];
+  if (config.toolCaps.length > 0) recipe.tool_caps = config.toolCaps.map((c) => ({ ...c }));
+  if (!config.folds) recipe.folds = false;
   const route: Omit<Route, 'label'> = {
     name,
     provider: provider.name,

@@ -130,6 +130,10 @@ export const windowSchema = table({
   max_result_tokens: positiveInt().optional(),
   protected_entries: nonNegativeInt().optional(),
   volatile_lines: z.array(text('a regular expression'), { error: 'expected a list of regular expressions' }).optional(),
+  /** Result caps by tool name, first match wins (docs/decisions.md, Folds and per-tool caps). */
+  tool_caps: z.array(table({ tools: text('a regular expression'), max_result_tokens: positiveInt() }), { error: 'expected a list of { tools, max_result_tokens } tables' }).optional(),
+  /** Fold superseded tool results at trims (default true). */
+  folds: bool().optional(),
 });
 
 export const sessionsSchema = table({

@@ -3,6 +3,7 @@
  * environment. Credentials are held in `Secret`s, which print as `[redacted]` however the
  * config is printed (JSON, util.inspect, template strings).
  */
+import type { ToolCap } from '../core/events.js';
 import type { ReasoningOut } from '../core/route.js';
 import type { RouteFigures } from '../pricing/figures.js';
 import type { Price } from '../pricing/price.js';
@@ -181,6 +182,10 @@ export interface Config {
   window: WindowDefaults;
   /** `[window] volatile_lines`: system-prompt lines kept out of the log (window/volatile-lines.ts). */
   volatileLines: { sources: string[]; patterns: RegExp[] };
+  /** `[window] tool_caps`, checked to compile; recorded in every new session's recipe (window/tool-caps.ts). */
+  toolCaps: ToolCap[];
+  /** `[window] folds`: fold superseded tool results at trims (window/folds.ts); default true. */
+  folds: boolean;
   /** Sizes of a `provider/model` route that no `[models]` entry names and the catalogue does not size. */
   defaultSizes: WindowSizes;
   /** Figures and sizes of a `provider/model` route, resolved once per model (config/provider-routes.ts). */

@@ -7,13 +7,26 @@ import type { NeutralMessage, NeutralReply, Origin, RequestParams, ToolSpec } fr
 /**
  * Every window version this build can rebuild; a log replays under the one it recorded.
  * window-v2 renders a run of adjacent elided replies as one placeholder (docs/decisions.md,
- * Placeholders that do not pile up).
+ * Placeholders that do not pile up); window-v3 adds folds and per-tool caps (docs/decisions.md,
+ * Folds and per-tool caps).
  */
-export const WINDOW_VERSIONS = ['window-v1', 'window-v2'] as const;
+export const WINDOW_VERSIONS = ['window-v1', 'window-v2', 'window-v3'] as const;
 export type WindowVersion = (typeof WINDOW_VERSIONS)[number];
 
 /** The version a new session records; a session keeps the version it started with. */
-export const NEW_SESSION_WINDOW_VERSION: WindowVersion = 'window-v2';
+export const NEW_SESSION_WINDOW_VERSION: WindowVersion = 'window-v3';
+
+/** `[window] tool_caps`: results of the tools whose whole name matches `tools` (a regular expression) are cut at this cap. */
+export interface ToolCap {
+  tools: string;
+  max_result_tokens: number;
+}
+
+/** A superseded tool result shown as a one-line stand-in (window-v3): `by` is the result that superseded it. */
+export interface Fold {
+  seq: number;
+  by: number;
+}
 
 /** Everything the window needs besides the events; recorded at session start and resume. */
 export interface Recipe {
@@ -40,6 +53,13 @@ export interface Recipe {
    * log holds, and so what replay rebuilds, is the prompt without them. Absent in older logs: none.
    */
   volatile_lines?: string[];
+  /**
+   * window-v3: caps by tool name, first match wins; a tool no entry matches has
+   * `max_result_tokens`. Absent: none. A whole-file read gets twice its cap.
+   */
+  tool_caps?: ToolCap[];
+  /** window-v3: `false` when `[window] folds = false`; absent: superseded results are folded at trims. */
+  folds?: boolean;
 }
 
 /** Why a request's prefix differs from its predecessor's (docs/architecture.md section 8). */
@@ -107,6 +127,8 @@ export type EventBody =
       params: RequestParams;
       /** Seqs this request newly elided (sticky: every later request keeps them elided). */
       elided: number[];
+      /** Tool results this request newly folded (window-v3; sticky). Absent: none. */
+      folded?: Fold[];
       est_tokens: number;
       hints?: HintsRecord;
       cause?: BreakCause;

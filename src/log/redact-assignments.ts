@@ -61,14 +61,14 @@ const SEPARATOR = /[:=]/g;
 
 /**
  * The cheap pre-check, run on every string: looks only behind each `:` and `=`. A base64 blob has
- * none but its padding, so it costs one scan for two characters; text with many separators (JSON)
- * falls back to one scan for the key words.
+ * none but its padding, so it costs one scan for two characters; text with many separators (JSON,
+ * code) falls back to one scan for the key words, which past ~16 separators costs less.
  */
 export function assignmentAnchor(text: string): boolean {
   SEPARATOR.lastIndex = 0;
   let seen = 0;
   for (let m = SEPARATOR.exec(text); m !== null; m = SEPARATOR.exec(text)) {
-    if (++seen > 64) return /(?:word|wd|phrase|pass|pwd|secret|token|key|base)\\?["'\x60]?\]?[ \t]*[:=]/i.test(text);
+    if (++seen > 16) return /(?:word|wd|phrase|pass|pwd|secret|token|key|base)\\?["'\x60]?\]?[ \t]*[:=]/i.test(text);
     if (KEY_TAIL.test(text.slice(Math.max(0, m.index - 16), m.index))) return true;
   }
   return false;

@@ -22,8 +22,13 @@ import {
 
 export interface Rule {
   kind: string;
-  /** Cheap pre-check, so most text never reaches the regex. */
-  anchor: (text: string) => boolean;
+  /**
+   * The rule can match only text holding one of these literals. redact.ts finds every rule's
+   * literals in one pass over the text (needles.ts), so most rules cost nothing on most text.
+   */
+  needles?: readonly string[];
+  /** A further pre-check, run when the needles (if any) are there, before the regex. */
+  anchor?: (text: string) => boolean;
   /** Global regex; the named group `secret` is replaced, an optional group `pre` is kept. */
   re: RegExp;
   /**
@@ -49,10 +54,8 @@ const hasLower = (s: string): boolean => /[a-z]/.test(s);
 /** Random keys mix digits and both cases; words and identifiers rarely do. */
 const mixed = (s: string): boolean => hasDigit(s) && hasUpper(s) && hasLower(s);
 const digitAndLetter = (s: string): boolean => hasDigit(s) && /[A-Za-z]/.test(s);
-
-function anyOf(...needles: string[]): (text: string) => boolean {
-  return (text) => needles.some((n) => text.includes(n));
-}
+/** One function for both rules that look for it, so redact.ts asks once per text. */
+const mentionsAuthorization = matches(/authorization/i);
 
 function matches(re: RegExp): (text: string) => boolean {
   return (text) => re.test(text);
@@ -60,15 +63,13 @@ function matches(re: RegExp): (text: string) => boolean {
 
 /**
  * A shape that starts with a fixed prefix: boundary, the whole token as `secret`, boundary. The
- * pre-check is the prefix, then the body alone: a regex that opens with a literal is searched for
+ * pre-checks are the prefix, then the body alone: a regex that opens with a literal is searched for
  * fast, where one that opens with the boundary's lookbehind is tried at every position, and a
  * blob holds a prefix (`SK`, `AKIA`) far more often than the whole body after it.
  */
-function prefixed(kind: string, anchors: string[], body: string, accept?: (s: string) => boolean): Rule {
+function prefixed(kind: string, needles: string[], body: string, accept?: (s: string) => boolean): Rule {
   const bodyRe = new RegExp(body);
-  const hasPrefix = anyOf(...anchors);
-  const anchor = (text: string): boolean => hasPrefix(text) && bodyRe.test(text);
-  const rule: Rule = { kind, anchor, re: new RegExp(`${LEAD}(?<secret>${body})${TAIL}`, 'g') };
+  const rule: Rule = { kind, needles, anchor: (text) => bodyRe.test(text), re: new RegExp(`${LEAD}(?<secret>${body})${TAIL}`, 'g') };
   if (accept !== undefined) rule.accept = accept;
   return rule;
 }
@@ -83,7 +84,7 @@ function discordId(secret: string): boolean {
 export const RULES: readonly Rule[] = [
   {
     kind: 'private_key',
-    anchor: anyOf('PRIVATE KEY'),
+    needles: ['PRIVATE KEY'],
     // Through the END line; an unterminated block (truncated output) through its armor headers
     // (PGP's `Version: ...`) and base64 lines. The search for END stops at another BEGIN, so a
     // text of many headers without an END costs one scan, not one scan per header.
@@ -91,12 +92,12 @@ export const RULES: readonly Rule[] = [
   },
   {
     kind: 'slack_webhook',
-    anchor: anyOf('hooks.slack.com'),
+    needles: ['hooks.slack.com'],
     re: /(?<pre>https?:\/\/hooks\.slack\.com\/)(?<secret>(?:services|workflows|triggers)\/[A-Za-z0-9_/-]{8,})/g,
   },
   {
     kind: 'discord_webhook',
-    anchor: anyOf('/api/webhooks/'),
+    needles: ['/api/webhooks/'],
     re: /(?<pre>https?:\/\/(?:[a-z]+\.)?discord(?:app)?\.com\/api\/webhooks\/[0-9]{15,22}\/)(?<secret>[A-Za-z0-9_-]{60,100})/g,
   },
   prefixed('anthropic', ['sk-ant-'], String.raw`sk-ant-[a-z]{2,8}[0-9]{2}-[A-Za-z0-9_\-]{32,300}`),
@@ -159,12 +160,14 @@ export const RULES: readonly Rule[] = [
   {
     // Mailgun's newer keys: 32 hex, then two groups of 8 (a UUID is 8-4-4-4-12).
     kind: 'mailgun',
-    anchor: (text) => text.includes('-') && /[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}/.test(text),
+    // The pre-check leads with `-`, a literal the regex engine searches for fast; `[0-9a-f]{32}`
+    // first was tried at every position.
+    anchor: (text) => text.includes('-') && /-[0-9a-f]{8}-[0-9a-f]{8}/.test(text),
     re: new RegExp(String.raw`${LEAD}(?<secret>[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8})${TAIL}`, 'g'),
   },
   {
     kind: 'telegram',
-    anchor: anyOf(':AA'),
+    needles: [':AA'],
     // Also right after `bot`, as in https://api.telegram.org/bot<token>/getMe.
     // The tail may be `/` (a URL path): `:` never occurs in base64, so no blob can hold the shape.
     re: new RegExp(String.raw`(?:(?<=bot)|${LEAD})(?<secret>[0-9]{8,10}:AA[A-Za-z0-9_\-]{33})(?![A-Za-z0-9_\-])`, 'g'),
@@ -177,24 +180,24 @@ export const RULES: readonly Rule[] = [
   },
   {
     kind: 'jwt',
-    anchor: anyOf('eyJ'),
+    needles: ['eyJ'],
     re: new RegExp(String.raw`${LEAD}(?<secret>eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*\.[A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]+){0,2})${DOT_TAIL}`, 'g'),
   },
   {
     kind: 'bearer',
-    anchor: anyOf('Bearer', 'bearer', 'BEARER'),
+    needles: ['Bearer', 'bearer', 'BEARER'],
     re: /(?<pre>(?:(?<=\\[nrt])|(?<![A-Za-z0-9_-]))(?:Bearer|bearer|BEARER)\s+)(?<secret>[A-Za-z0-9._~+/-]{16,}=*)/g,
     accept: (s) => hasDigit(s) || (hasUpper(s) && hasLower(s)),
   },
   {
     kind: 'basic_auth',
-    anchor: matches(/authorization/i),
+    anchor: mentionsAuthorization,
     re: /(?<pre>(?:(?<=\\[nrt])|(?<![A-Za-z0-9_-]))(?:proxy-)?authorization\\?["']?\s*[:=]\s*\\?["']?basic\s+)(?<secret>[A-Za-z0-9+/]{8,}=*)/gi,
   },
   {
     // `Authorization: <token>` or `Authorization: token <token>`; Bearer and Basic are done above.
     kind: 'authorization',
-    anchor: matches(/authorization/i),
+    anchor: mentionsAuthorization,
     re: /(?<pre>(?:(?<=\\[nrt])|(?<![A-Za-z0-9_-]))(?:proxy-)?authorization\\?["']?\s*[:=]\s*\\?["']?(?:token\s+)?)(?<secret>[A-Za-z0-9._~+/-]{8,}=*)/gi,
     accept: digitAndLetter,
   },
@@ -220,13 +223,13 @@ export const RULES: readonly Rule[] = [
   {
     // curl -u user:password (only after `curl`: `docker run -u 1000:1000` is a user and group).
     kind: 'password',
-    anchor: anyOf('curl'),
+    needles: ['curl'],
     re: /(?<pre>\bcurl\b[^\r\n]{0,2048}?[ \t](?:-u|--user)[ =]["']?[^\s:"']{1,128}:)(?<secret>(?!\[redacted:)[^\s"']{1,256})/g,
   },
   {
     // .netrc: `machine HOST login USER password SECRET`.
     kind: 'password',
-    anchor: anyOf('machine'),
+    needles: ['machine'],
     re: /(?<pre>\bmachine[ \t]+\S{1,253}[ \t\r\n]+login[ \t]+\S{1,128}[ \t\r\n]+password[ \t]+)(?<secret>(?!\[redacted:)\S{1,256})/g,
   },
   { kind: 'password', anchor: assignmentAnchor, re: ENV_ASSIGNMENT, accept: acceptEnv, kindOf: assignedKind },

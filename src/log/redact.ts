@@ -6,17 +6,28 @@
  * `hits` lists one kind per secret replaced, grouped in rule order (not text order); the same kind
  * may appear more than once. Redacting already-redacted text is a no-op with no hits.
  *
- * Cost: a string with no anchor (the usual case, and every base64 blob) costs one `includes` per
- * rule, or a literal-led regex test; measured here (CPU, shared machine) about 0.5 ms for a 16 KB
- * base64 blob, as before the key-named rules were added, and about 35 us for 1 KB of prose. No
- * rule backtracks: 1 MB of adversarial text costs under 60 ms (test/log/redact-corpus.test.ts).
+ * Cost: one pass finds every rule's literals (needles.ts); a rule runs its further pre-check and
+ * regex only where its literal is there, and the few rules without one (key-named values, the
+ * case-free header names) run their pre-check, once per text when rules share it. A short string
+ * (keys, roles, finish reasons: most strings an event holds) is answered from a bounded memo.
+ * No rule backtracks: 1 MB of adversarial text costs under 60 ms (test/log/redact-corpus.test.ts).
  * Values that need no change are returned as is (same reference), so an event with no secret is
  * not copied.
  */
 import { ProxyError } from '../core/errors.js';
 import { MAX_JSON_DEPTH } from '../core/json-depth.js';
+import { NeedleScan } from './needles.js';
 import { memberKind, type Groups } from './redact-assignments.js';
 import { RULES, SECRET_KEYS, type Rule } from './redact-rules.js';
+
+const SCAN = new NeedleScan([...new Set(RULES.flatMap((rule) => rule.needles ?? []))]);
+/** Each rule with the indexes of its needles in SCAN. */
+const PLAN = RULES.map((rule) => ({ rule, needles: rule.needles?.map((n) => SCAN.indexOf(n)) }));
+
+/** Strings up to this long are memoised: event keys and enum values repeat on every request. */
+const MEMO_MAX_LENGTH = 32;
+const MEMO_MAX_ENTRIES = 4096;
+const memo = new Map<string, { text: string; hits: readonly string[] }>();
 
 /**
  * The walk recurses, two frames a level. Client JSON is held to MAX_JSON_DEPTH at the inbound edge
@@ -50,10 +61,39 @@ export function redactedMarker(kind: string): string {
 }
 
 function redactInto(text: string, hits: string[]): string {
+  if (text.length > MEMO_MAX_LENGTH) return redactRules(text, hits);
+  let known = memo.get(text);
+  if (known === undefined) {
+    const own: string[] = [];
+    known = { text: redactRules(text, own), hits: own };
+    if (memo.size >= MEMO_MAX_ENTRIES) memo.clear();
+    memo.set(text, known);
+  }
+  hits.push(...known.hits);
+  return known.text;
+}
+
+function redactRules(text: string, hits: string[]): string {
   let out = text;
-  for (const rule of RULES) {
-    if (!rule.anchor(out)) continue;
-    out = applyRule(rule, out, hits);
+  let found = SCAN.scan(out);
+  // Rules in a row often share a pre-check (the three key-named ones): asked once per text.
+  let asked: ((text: string) => boolean) | undefined;
+  let answer = false;
+  for (const { rule, needles } of PLAN) {
+    if (needles !== undefined && !needles.some((n) => found[n] === 1)) continue;
+    if (rule.anchor !== undefined) {
+      if (rule.anchor !== asked) {
+        asked = rule.anchor;
+        answer = rule.anchor(out);
+      }
+      if (!answer) continue;
+    }
+    const next = applyRule(rule, out, hits);
+    if (next !== out) {
+      out = next;
+      found = SCAN.scan(out);
+      asked = undefined;
+    }
   }
   return out;
 }

@@ -12,7 +12,8 @@
  * - system: the leading system prompt changed (or a head system message arrived in between);
  * - summary / client_rewrite: such an event came in between;
  * - trim: a message became `[elided seq=N]` (or its results left with it), or a run's
- *   `[elided seq=A-B]` grew to name a later reply (window-v2);
+ *   `[elided seq=A-B]` grew to name a later reply (window-v2), or a result became its fold's
+ *   `[folded seq=N: ...]` (window-v3);
  * - params: the messages extend, the parameters differ.
  * An earlier message that changed for none of these reasons is attributed to client_rewrite.
  * Returns undefined when the two requests are equal.
@@ -30,6 +31,8 @@ export interface Difference {
 }
 
 const ELIDED = /^\[elided seq=(\d+)(?:-(\d+))?\]$/;
+/** A folded result's stand-in (window-v3): `[folded seq=N: ...]`. */
+const FOLDED = /^\[folded seq=(\d+): /;
 
 export function firstDifference(prev: NeutralRequest, next: NeutralRequest, between: readonly LogEvent[] = []): Difference | undefined {
   if (prev.model !== next.model) return { index: -1, field: 'model', cause: 'model_switch' };
@@ -77,10 +80,10 @@ function eventCause(between: readonly LogEvent[]): BreakCause | undefined {
   return undefined;
 }
 
-/** The seqs a placeholder names (first = last for `[elided seq=N]`); undefined for any other message. */
+/** The seqs a placeholder names (first = last for `[elided seq=N]` and a fold); undefined for any other message. */
 function span(m: NeutralMessage): { first: number; last: number } | undefined {
   if ((m.role !== 'assistant' && m.role !== 'tool') || typeof m.content !== 'string') return undefined;
-  const match = ELIDED.exec(m.content);
+  const match = ELIDED.exec(m.content) ?? (m.role === 'tool' ? FOLDED.exec(m.content) : null);
   if (match === null) return undefined;
   const first = Number(match[1]);
   return { first, last: match[2] === undefined ? first : Number(match[2]) };

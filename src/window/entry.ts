@@ -9,8 +9,9 @@
  */
 import { canonicalJson } from '../core/canonical.js';
 import { estimateMessageTokens, estimateTextTokens } from '../core/estimate.js';
-import type { AssistantMessage, NeutralMessage, OpaqueBlock, Origin, ToolCall } from '../core/types.js';
+import type { AssistantMessage, NeutralMessage, OpaqueBlock, Origin, ToolCall, ToolMessage } from '../core/types.js';
 import { capToolResult } from './cap.js';
+import { looksFailed, shapeOf, type CallShape } from './tool-calls.js';
 
 export interface Rendered {
   readonly msg: NeutralMessage;
@@ -50,6 +51,14 @@ export function elidedText(seq: number, last = seq): string {
   return last === seq ? `[elided seq=${seq}]` : `[elided seq=${seq}-${last}]`;
 }
 
+/**
+ * A folded result's one-line stand-in (window-v3): what the call was, and the result that
+ * superseded it (docs/decisions.md, Folds and per-tool caps).
+ */
+function foldText(seq: number, label: string, failed: boolean, by: number): string {
+  return failed ? `[folded seq=${seq}: failed ${label}; retried at seq=${by}]` : `[folded seq=${seq}: ${label}; newer result at seq=${by}]`;
+}
+
 /** estimateMessageTokens of the assistant placeholder for the run `first`..`last`, without rendering it. */
 export function elidedRunEst(first: number, last: number): number {
   return estimateTextTokens(elidedText(first, last));
@@ -71,6 +80,9 @@ export class Entry {
    * system or catalog change): its opaque blocks no longer match their prefix and stay out.
    */
   stale = false;
+  #answers: ToolCall | undefined;
+  #shape: CallShape | undefined;
+  #failed: boolean | undefined;
   readonly #variants = new Map<string, Rendered>();
   /**
    * The merged placeholder of the run this entry starts (window-v2). One slot: a run changes only
@@ -106,6 +118,36 @@ export class Entry {
       const src = this.source;
       if (src.role === 'tool') return { role: 'tool', tool_call_id: src.tool_call_id, content: elidedText(this.seq) };
       return { role: 'assistant', content: elidedText(this.seq) };
+    });
+  }
+
+  /** A tool result: the call it answers, as its batch wrote it (the state pairs them as the walk does). */
+  answers(call: ToolCall): void {
+    this.#answers = call;
+  }
+
+  /** The answered call's shape (tool-calls.ts), made when first asked; undefined for an orphan. */
+  get call(): CallShape | undefined {
+    if (this.#shape === undefined && this.#answers !== undefined) this.#shape = shapeOf(this.#answers);
+    return this.#shape;
+  }
+
+  /** Whether this result answers a call (the pairing is the walk's: the batch right before it, first result per id). */
+  get paired(): boolean {
+    return this.#answers !== undefined;
+  }
+
+  /** A tool result whose text reports a failure (tool-calls.ts). */
+  get failed(): boolean {
+    this.#failed ??= this.source.role === 'tool' && looksFailed(this.source.content);
+    return this.#failed;
+  }
+
+  /** A tool result folded because the result with seq `by` superseded it: its one-line stand-in, call id kept. */
+  folded(by: number, stats: WindowStats): Rendered {
+    return this.#memo(`f${by}`, stats, () => {
+      const src = this.source as ToolMessage;
+      return { role: 'tool', tool_call_id: src.tool_call_id, content: foldText(this.seq, this.call?.label ?? 'tool result', this.failed, by) };
     });
   }
 

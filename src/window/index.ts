@@ -14,6 +14,10 @@
  *
  * window-v2 differs only in that adjacent elided replies are one placeholder, `[elided seq=A-B]`
  * (walk.ts, trim.ts; docs/decisions.md, Placeholders that do not pile up).
+ *
+ * window-v3 adds per-tool result caps, a whole-file read at twice its cap (tool-caps.ts,
+ * tool-calls.ts), and folds of superseded results on requests that trim (folds.ts; docs/decisions.md,
+ * Folds and per-tool caps).
  */
 export { WindowState, type WindowInput, type WindowResult } from './state.js';
 export { foldEvents, buildAt, windowInputOf } from './replay.js';

@@ -27,15 +27,25 @@ export class UnknownRecipeVersionError extends ProxyError {
 export interface VersionRules {
   /** A run of adjacent elided replies is one placeholder naming its span (docs/decisions.md, Placeholders that do not pile up). */
   readonly mergeElided: boolean;
+  /** A trim folds superseded tool results to one-line stand-ins, unless the recipe says `folds: false` (docs/decisions.md, Folds and per-tool caps). */
+  readonly folds: boolean;
+  /** Results are capped by tool (`tool_caps`), a whole-file read at twice its cap (same section). */
+  readonly toolCaps: boolean;
 }
 
 const RULES: Record<WindowVersion, VersionRules> = {
-  'window-v1': { mergeElided: false },
-  'window-v2': { mergeElided: true },
+  'window-v1': { mergeElided: false, folds: false, toolCaps: false },
+  'window-v2': { mergeElided: true, folds: false, toolCaps: false },
+  'window-v3': { mergeElided: true, folds: true, toolCaps: true },
 };
 
 export function rulesOf(version: WindowVersion): VersionRules {
   return RULES[version];
+}
+
+/** Whether a trim under this recipe folds superseded results. */
+export function foldsUnder(recipe: Recipe): boolean {
+  return RULES[recipe.version].folds && recipe.folds !== false;
 }
 
 export function isKnownVersion(version: string): version is WindowVersion {

@@ -1,7 +1,8 @@
 /**
  * The window: a fold over a session's log events, and the builder of the next upstream request.
  *
- * Every decision is derived from the events (sticky elisions from `llm.req.elided`, staleness
+ * Every decision is derived from the events (sticky elisions from `llm.req.elided`, folds from
+ * `llm.req.folded`, a tool result's call from the batch before it, staleness
  * from the order of events), never from memory of earlier builds or a clock, so replaying the
  * log rebuilds each request to its recorded digest. The only memory kept between builds is a
  * cache of the previous build's rendered messages: a build whose state changed only by appends
@@ -11,11 +12,14 @@
 import { canonicalJson, DigestChain } from '../core/canonical.js';
 import { ProxyError } from '../core/errors.js';
 import { estimateTextTokens } from '../core/estimate.js';
-import type { EventOf, LogEvent, Recipe } from '../core/events.js';
+import type { EventOf, Fold, LogEvent, Recipe } from '../core/events.js';
 import type { NeutralMessage, NeutralRequest, Origin, RequestParams, ToolSpec } from '../core/types.js';
+import { CallPairing } from './call-pairing.js';
 import { Entry, originKey, render, type Rendered, type WindowStats } from './entry.js';
-import { checkRecipe, rulesOf } from './recipe.js';
+import { selectFolds } from './folds.js';
+import { checkRecipe, foldsUnder, rulesOf } from './recipe.js';
 import { Summaries } from './summaries.js';
+import { ResultCaps } from './tool-caps.js';
 import { selectTrim } from './trim.js';
 import { Rendering, walk, type Resume } from './walk.js';
 
@@ -41,11 +45,13 @@ export interface WindowResult {
   digest: string;
   /** Seqs this request newly elides, ascending (to record in llm.req.elided). */
   elided: number[];
+  /** Tool results this request newly folds, ascending (window-v3; to record in llm.req.folded). */
+  folded: Fold[];
   /** Estimate of the request as sent. */
   estTokens: number;
   /** Estimate before this request's new elisions (equals estTokens when it elided nothing). */
   estBeforeTrim: number;
-  /** This request crossed high water and elided something. */
+  /** This request crossed high water and elided something (and folded, if anything, only then). */
   trimmed: boolean;
 }
 
@@ -55,7 +61,7 @@ interface Cache {
   rendering: Rendering;
   resume: Resume;
   /** Set on a trimming build: valid once its llm.req, with these elisions, is applied. */
-  pending: { elided: number[]; baseGen: number } | undefined;
+  pending: { elided: number[]; folded: Fold[]; baseGen: number } | undefined;
 }
 
 export class WindowState {
@@ -66,6 +72,10 @@ export class WindowState {
   #toolsEst = estimateTextTokens('[]');
   readonly #entries: Entry[] = [];
   readonly #elided = new Set<number>();
+  /** Folded tool results (window-v3): seq -> the result that superseded it. Sticky, from the log. */
+  readonly #folded = new Map<number, number>();
+  #caps: ResultCaps | undefined;
+  readonly #pairing = new CallPairing();
   readonly #summaries = new Summaries();
   /** Bumped by every event that changes an already rendered message (not by appends). */
   #gen = 0;
@@ -90,7 +100,7 @@ export class WindowState {
       case 'catalog':
         return this.#catalog(event.tools);
       case 'llm.req':
-        return this.#request(event.elided);
+        return this.#request(event.elided, event.folded ?? []);
       case 'llm.resp': {
         // An aborted reply stays in the log but not in the window: the client never saw it and
         // asks again.
@@ -100,7 +110,7 @@ export class WindowState {
         if (thinking !== undefined) msg.thinking = thinking;
         if (tool_calls !== undefined && tool_calls.length > 0) msg.tool_calls = tool_calls;
         if (blocks !== undefined && blocks.length > 0) msg.blocks = blocks;
-        this.#entries.push(new Entry(event.seq, msg));
+        this.#push(new Entry(event.seq, msg));
         return;
       }
       case 'client.rewrite':
@@ -120,9 +130,12 @@ export class WindowState {
     }
   }
 
-  /** Whether the entry `seq` is elided (sticky: every later request keeps it so). */
+  /**
+   * Whether the entry `seq` is elided or folded (sticky: every later request keeps it so). Either
+   * way, a rewrite that resends it brings it back elided.
+   */
   isElided(seq: number): boolean {
-    return this.#elided.has(seq);
+    return this.#elided.has(seq) || this.#folded.has(seq);
   }
 
   build(input: WindowInput): WindowResult {
@@ -130,21 +143,30 @@ export class WindowState {
     if (recipe === undefined) throw new ProxyError('log_malformed', { file: '', line: '', detail: 'no session.start before the request' });
     const key = originKey(input.origin);
     let cache = this.#cache;
+    const isElided = (s: number): boolean => this.#elided.has(s);
+    const foldedBy = (s: number): number | undefined => this.#folded.get(s);
     if (cache !== undefined && cache.gen === this.#gen && cache.key === key && cache.pending === undefined) {
       cache.rendering.truncate(cache.resume.item);
-      cache.resume = walk(this.#context(input.origin, key, (s) => this.#elided.has(s), Infinity), cache.rendering, cache.resume.entry);
+      cache.resume = walk(this.#context(input.origin, key, isElided, foldedBy, Infinity), cache.rendering, cache.resume.entry);
     } else {
-      cache = this.#fresh(input.origin, key, (s) => this.#elided.has(s), Infinity);
+      cache = this.#fresh(input.origin, key, isElided, foldedBy, Infinity);
     }
 
     const estBeforeTrim = cache.rendering.est + this.#toolsEst;
     let elided: number[] = [];
+    let folded: Fold[] = [];
     if (estBeforeTrim > (input.highWater ?? recipe.high_water)) {
-      elided = selectTrim(cache.rendering.items, recipe, estBeforeTrim, (s) => this.#elided.has(s), this.stats);
+      const isFolded = (s: number): boolean => this.#folded.has(s);
+      elided = selectTrim(cache.rendering.items, recipe, estBeforeTrim, isElided, this.stats, isFolded);
+      const fresh = new Set(elided);
+      // Beyond the trim, and only where it breaks the prefix anyway: at or after its first elision (folds.ts).
+      if (elided.length > 0 && foldsUnder(recipe)) {
+        folded = selectFolds(cache.rendering.items, recipe, elided[0]!, (s) => isElided(s) || fresh.has(s) || isFolded(s), this.stats);
+      }
       if (elided.length > 0) {
-        const fresh = new Set(elided);
-        cache = this.#fresh(input.origin, key, (s) => this.#elided.has(s) || fresh.has(s), elided[0]!);
-        cache.pending = { elided, baseGen: this.#gen };
+        const foldMap = new Map(folded.map((f) => [f.seq, f.by]));
+        cache = this.#fresh(input.origin, key, (s) => isElided(s) || fresh.has(s), (s) => this.#folded.get(s) ?? foldMap.get(s), elided[0]!);
+        cache.pending = { elided, folded, baseGen: this.#gen };
       }
     }
     this.#cache = cache;
@@ -154,22 +176,26 @@ export class WindowState {
     // but for these two pointer copies (and DigestChain's own).
     const request: NeutralRequest = { messages: cache.rendering.msgs.slice(), model: input.model, params, tools: this.#tools };
     const digest = this.#chain.digest(cache.rendering.rendered, { model: input.model, params, tools: this.#tools });
-    return { request, digest, elided, estTokens: cache.rendering.est + this.#toolsEst, estBeforeTrim, trimmed: elided.length > 0 };
+    return { request, digest, elided, folded, estTokens: cache.rendering.est + this.#toolsEst, estBeforeTrim, trimmed: elided.length > 0 };
   }
 
-  #fresh(origin: Origin, key: string, isElided: (seq: number) => boolean, staleAbove: number): Cache {
+  #fresh(origin: Origin, key: string, isElided: (seq: number) => boolean, foldedBy: (seq: number) => number | undefined, staleAbove: number): Cache {
     const rendering = new Rendering();
     if (this.#system !== undefined) {
       this.#system.rendered ??= render({ role: 'system', content: this.#system.content }, this.stats);
       rendering.push({ kind: 'system', entry: undefined, summary: undefined, r: this.#system.rendered, batch: -1, results: undefined, open: false, last: -1 });
     }
-    const resume = walk(this.#context(origin, key, isElided, staleAbove), rendering, 0);
+    const resume = walk(this.#context(origin, key, isElided, foldedBy, staleAbove), rendering, 0);
     return { gen: this.#gen, key, rendering, resume, pending: undefined };
   }
 
-  #context(origin: Origin, key: string, isElided: (seq: number) => boolean, staleAbove: number) {
+  #context(origin: Origin, key: string, isElided: (seq: number) => boolean, foldedBy: (seq: number) => number | undefined, staleAbove: number) {
     const recipe = this.#recipe!;
-    return { entries: this.#entries, summaries: this.#summaries, origin, originKey: key, isElided, staleAbove, cap: recipe.max_result_tokens, mergeElided: rulesOf(recipe.version).mergeElided, stats: this.stats };
+    const caps = this.#caps!;
+    return {
+      entries: this.#entries, summaries: this.#summaries, origin, originKey: key, isElided, foldedBy, staleAbove,
+      capOf: (e: Entry) => caps.capOf(e), mergeElided: rulesOf(recipe.version).mergeElided, stats: this.stats,
+    };
   }
 
   #setRecipe(recipe: Recipe): void {
@@ -182,14 +208,19 @@ export class WindowState {
       for (const seq of this.#elided) first = Math.min(first, seq);
       if (first !== Infinity) this.#prefixChanged(first);
     }
-    if (before === undefined || before.max_result_tokens === recipe.max_result_tokens) return;
+    const caps = new ResultCaps(recipe);
+    const old = this.#caps;
+    this.#caps = caps;
+    if (old === undefined) return;
     // A new cap re-renders every result the smaller cap cut: a prefix change from the first one.
-    const smaller = Math.min(before.max_result_tokens, recipe.max_result_tokens);
     let first: number | undefined;
     for (const e of this.#entries) {
       if (e.source.role !== 'tool') continue;
+      const a = old.capOf(e);
+      const b = caps.capOf(e);
+      if (a === b) continue;
       e.forgetCapped();
-      if (first === undefined && estimateTextTokens(e.source.content) > smaller) first = e.seq;
+      if (first === undefined && estimateTextTokens(e.source.content) > Math.min(a, b)) first = e.seq;
     }
     if (first !== undefined) this.#prefixChanged(first);
   }
@@ -197,8 +228,8 @@ export class WindowState {
   #clientMsg(event: EventOf<'client.msg'>): void {
     const msg = event.msg;
     if (event.head !== true || msg.role !== 'system') {
-      this.#entries.push(new Entry(event.seq, msg));
-      if (event.elided_as !== undefined && this.#elided.has(event.elided_as)) this.#elided.add(event.seq);
+      this.#push(new Entry(event.seq, msg));
+      if (event.elided_as !== undefined && this.isElided(event.elided_as)) this.#elided.add(event.seq);
       return;
     }
     if (this.#recipe!.system === 'follow' || this.#system === undefined) {
@@ -209,7 +240,13 @@ export class WindowState {
       return;
     }
     // `append`: the first prompt stays; a different one joins the conversation where it came.
-    if (msg.content !== this.#latestSystemText()) this.#entries.push(new Entry(event.seq, msg, true));
+    if (msg.content !== this.#latestSystemText()) this.#push(new Entry(event.seq, msg, true));
+  }
+
+  /** Append an entry, pairing a tool result with its call as the walk does (call-pairing.ts). */
+  #push(e: Entry): void {
+    this.#entries.push(e);
+    this.#pairing.append(e);
   }
 
   #latestSystemText(): string | undefined {
@@ -230,12 +267,13 @@ export class WindowState {
     this.#prefixChanged(-Infinity);
   }
 
-  #request(elided: readonly number[]): void {
-    if (elided.length === 0) return;
+  #request(elided: readonly number[], folded: readonly Fold[]): void {
+    if (elided.length === 0 && folded.length === 0) return;
     const cache = this.#cache;
-    const matches = cache?.pending !== undefined && cache.pending.baseGen === this.#gen && sameSet(cache.pending.elided, elided);
+    const matches = cache?.pending !== undefined && cache.pending.baseGen === this.#gen && sameSet(cache.pending.elided, elided) && sameFolds(cache.pending.folded, folded);
     for (const seq of elided) this.#elided.add(seq);
-    this.#prefixChanged(Math.min(...elided));
+    for (const f of folded) this.#folded.set(f.seq, f.by);
+    this.#prefixChanged(Math.min(...elided, ...folded.map((f) => f.seq)));
     // The trimming build already rendered this state: keep it.
     if (matches) {
       cache!.gen = this.#gen;
@@ -251,6 +289,7 @@ export class WindowState {
     if (n === this.#entries.length) return;
     this.#entries.length = n;
     this.#gen++;
+    this.#pairing.truncated(this.#entries);
   }
 
   /** Something at or after `seq` changed: every reply made after it loses its opaque blocks. */
@@ -262,6 +301,12 @@ export class WindowState {
       if (e.blocks.length > 0) e.stale = true;
     }
   }
+}
+
+function sameFolds(a: readonly Fold[], b: readonly Fold[]): boolean {
+  if (a.length !== b.length) return false;
+  const by = new Map(a.map((f) => [f.seq, f.by]));
+  return b.every((f) => by.get(f.seq) === f.by);
 }
 
 function sameSet(a: readonly number[], b: readonly number[]): boolean {

@@ -14,6 +14,8 @@
  * so it costs only the run's longer name, and a run it reaches joins too (walk.ts): the running
  * estimate follows the runs as the walk will render them.
  *
+ * Under window-v3 a folded result is not elided in place: its stand-in is already one line.
+ *
  * The running estimate counts what each elision saves in place. It does not count the opaque
  * blocks that later replies lose because their prefix changed (they are left out by the walk that
  * renders the trimmed request, so the request as sent is smaller still, never larger).
@@ -30,6 +32,7 @@ export function selectTrim(
   estimate: number,
   isElided: (seq: number) => boolean,
   stats: WindowStats,
+  isFolded: (seq: number) => boolean = () => false,
 ): number[] {
   const low = recipe.low_water;
   const first = items[0]?.kind === 'system' ? 1 : 0;
@@ -47,7 +50,8 @@ export function selectTrim(
   for (let k = first; k < protectFrom && est > low; k++) {
     const it = items[k]!;
     const e = it.entry;
-    if (e === undefined || e.role !== 'tool' || elided(e.seq)) continue;
+    // A folded result is already its one-line stand-in (folds.ts).
+    if (e === undefined || e.role !== 'tool' || elided(e.seq) || isFolded(e.seq)) continue;
     // A result shorter than its placeholder stays: eliding it would grow the request.
     const saves = it.r.est - e.elided(stats).est;
     if (saves <= 0) continue;

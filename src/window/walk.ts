@@ -22,6 +22,9 @@
  * messages, summaries and replies still shown end a run. Runs change only when the elided set
  * does: at a trim, or when a rewritten history resends an elided entry, which comes back elided
  * (docs/decisions.md, Placeholders that do not pile up).
+ *
+ * Under window-v3 a folded tool result is its one-line stand-in, in place (folds.ts), and each
+ * result is cut at its tool's cap (tool-caps.ts).
  */
 import type { NeutralMessage, Origin } from '../core/types.js';
 import type { Entry, Rendered, WindowStats } from './entry.js';
@@ -90,7 +93,10 @@ export interface WalkContext {
   readonly isElided: (seq: number) => boolean;
   /** Entries with a seq above this are treated as stale (the elisions this request makes). */
   readonly staleAbove: number;
-  readonly cap: number;
+  /** A tool result's cap (tool-caps.ts). */
+  readonly capOf: (e: Entry) => number;
+  /** The result that superseded a folded tool result (window-v3); undefined when it is not folded. */
+  readonly foldedBy: (seq: number) => number | undefined;
   /** window-v2: adjacent elided replies are one placeholder. */
   readonly mergeElided: boolean;
   readonly stats: WindowStats;
@@ -161,7 +167,7 @@ function resultsEnd(ctx: WalkContext, i: number): number {
   return end;
 }
 
-function covering(summaries: Summaries, seq: number): Summary | undefined {
+export function covering(summaries: Summaries, seq: number): Summary | undefined {
   const eff = summaries.effective;
   if (eff.length === 0) return undefined;
   const s = eff[summaries.firstFrom(seq)];
@@ -175,7 +181,7 @@ function single(ctx: WalkContext, e: Entry): Rendered {
     const withBlocks = e.withBlocks(ctx.origin, ctx.originKey, ctx.stats, isStale(ctx, e));
     if (withBlocks !== undefined) return withBlocks;
   }
-  return e.plain(ctx.cap, ctx.stats);
+  return e.plain(ctx.capOf(e), ctx.stats);
 }
 
 function isStale(ctx: WalkContext, e: Entry): boolean {
@@ -204,7 +210,7 @@ function batch(ctx: WalkContext, items: Rendering, i: number): { end: number; op
   const open = !complete && end === entries.length;
   let r: Rendered;
   if (!complete) r = e.withCalls(new Set(answeredBy.keys()), stats);
-  else r = e.withBlocks(ctx.origin, ctx.originKey, stats, isStale(ctx, e)) ?? e.plain(ctx.cap, stats);
+  else r = e.withBlocks(ctx.origin, ctx.originKey, stats, isStale(ctx, e)) ?? e.plain(ctx.capOf(e), stats);
   const results: number[] = [];
   items.push({ kind: 'entry', entry: e, summary: undefined, r, batch: -1, results, open, last: -1 });
 
@@ -212,7 +218,8 @@ function batch(ctx: WalkContext, items: Rendering, i: number): { end: number; op
     const t = entries[k]!;
     const src = t.source;
     if (src.role !== 'tool' || answeredBy.get(src.tool_call_id) !== k) continue;
-    const rendered = ctx.isElided(t.seq) ? t.elided(stats) : t.plain(ctx.cap, stats);
+    const by = ctx.foldedBy(t.seq);
+    const rendered = ctx.isElided(t.seq) ? t.elided(stats) : by !== undefined ? t.folded(by, stats) : t.plain(ctx.capOf(t), stats);
     results.push(items.push({ kind: 'entry', entry: t, summary: undefined, r: rendered, batch: at, results: undefined, open: false, last: -1 }));
   }
   return { end, open, item: at };

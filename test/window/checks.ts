@@ -43,7 +43,7 @@ export function checkPrefixAndTrims(s: GeneratedSession): { prefixes: number; tr
     const cur = s.requests[k]!;
     const recipe = recipeAt(s.events, cur.seq);
     const r = cur.result;
-    if (r.trimmed !== r.elided.length > 0) fail(cur.seq, 'trimmed disagrees with elided');
+    if (r.trimmed !== (r.elided.length > 0 || r.folded.length > 0)) fail(cur.seq, 'trimmed disagrees with elided and folded');
     if (r.estBeforeTrim <= recipe.high_water && r.trimmed) fail(cur.seq, `trimmed at ${r.estBeforeTrim} <= high water`);
     if (r.trimmed) {
       trims++;
@@ -160,6 +160,7 @@ export function checkReplay(s: GeneratedSession, only?: (index: number) => boole
     const logged = events.find((e) => e.seq === req.seq) as EventOf<'llm.req'>;
     if (again.digest !== logged.digest) fail(req.seq, `replayed digest ${again.digest} != ${logged.digest}`);
     if (again.elided.join(',') !== logged.elided.join(',')) fail(req.seq, `replayed elided [${again.elided.join(',')}] != [${logged.elided.join(',')}]`);
+    if (JSON.stringify(again.folded) !== JSON.stringify(logged.folded ?? [])) fail(req.seq, `replayed folded ${JSON.stringify(again.folded)} != ${JSON.stringify(logged.folded ?? [])}`);
     n++;
   });
   return n;
@@ -215,4 +216,28 @@ export function checkRunsMerged(s: GeneratedSession): number {
     });
   }
   return merged;
+}
+
+/**
+ * (h) window-v3: a request folds only when it trims, and only at or after its first elision (where
+ * its prefix breaks anyway); a fold's stand-in never changes; returns how many folds were made.
+ */
+export function checkFolds(s: GeneratedSession): number {
+  let folds = 0;
+  const standIn = new Map<string, string>();
+  for (const { seq, result } of s.requests) {
+    if (result.folded.length > 0) {
+      if (!result.trimmed || result.elided.length === 0) fail(seq, 'folded without trimming');
+      if (result.folded[0]!.seq < result.elided[0]!) fail(seq, `fold of ${result.folded[0]!.seq} before the first elision ${result.elided[0]}`);
+      folds += result.folded.length;
+    }
+    for (const m of result.request.messages) {
+      const folded = m.role === 'tool' ? /^\[folded seq=(\d+): /.exec(m.content) : null;
+      if (folded === null) continue;
+      const before = standIn.get(folded[1]!);
+      if (before !== undefined && before !== m.content) fail(seq, `stand-in of seq ${folded[1]} changed`);
+      standIn.set(folded[1]!, m.content as string);
+    }
+  }
+  return folds;
 }

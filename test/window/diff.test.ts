@@ -35,6 +35,15 @@ describe('firstDifference', () => {
     expect(diff).toEqual({ index: a.request.messages.length, field: 'messages', cause: 'none' });
   });
 
+  it('trim: a tool result that became its fold\'s stand-in (window-v3), not a look-alike in a rewrite', () => {
+    const a = { messages: [{ role: 'tool' as const, tool_call_id: 'c', content: 'file text' }], model: 'm', params: {}, tools: [] };
+    const folded = { ...a, messages: [{ role: 'tool' as const, tool_call_id: 'c', content: '[folded seq=4: Read a.ts; newer result at seq=9]' }] };
+    expect(firstDifference(a, folded)).toEqual({ index: 0, field: 'messages[0].content', cause: 'trim' });
+    const user = { ...a, messages: [{ role: 'user' as const, content: 'x' }] };
+    const lookalike = { ...a, messages: [{ role: 'user' as const, content: '[folded seq=4: Read a.ts; newer result at seq=9]' }] };
+    expect(firstDifference(user, lookalike)?.cause).toBe('client_rewrite');
+  });
+
   it('undefined for equal requests', () => {
     const { diff } = pair(basic, () => undefined);
     expect(diff).toBeUndefined();

@@ -135,7 +135,7 @@ class SessionGen {
     const result = this.#state.build(input);
     const req = this.#emit({
       type: 'llm.req', digest: result.digest, recipe_version: this.#recipe.version, route: ROUTE, model: input.model, origin: input.origin,
-      params: input.params, elided: result.elided, est_tokens: result.estTokens,
+      params: input.params, elided: result.elided, ...(result.folded.length === 0 ? {} : { folded: result.folded }), est_tokens: result.estTokens,
     });
     this.#requests.push({ seq: req.seq, input, result, partial: this.#partial });
     if (this.#opts.failures && this.#chance(0.04)) {

@@ -38,7 +38,7 @@ class Driver {
   /** Build the next request and log it. */
   send(): WindowResult {
     const r = this.state.build(INPUT);
-    this.event({ type: 'llm.req', digest: r.digest, recipe_version: this.state.recipe!.version, route: 'r', model: INPUT.model, origin: ORIGIN_A, params: {}, elided: r.elided, est_tokens: r.estTokens });
+    this.event({ type: 'llm.req', digest: r.digest, recipe_version: this.state.recipe!.version, route: 'r', model: INPUT.model, origin: ORIGIN_A, params: {}, elided: r.elided, ...(r.folded.length === 0 ? {} : { folded: r.folded }), est_tokens: r.estTokens });
     return r;
   }
 }

@@ -71,7 +71,7 @@ export class LogBuilder {
   /** Build the next request and log it (llm.req with its digest and new elisions). */
   send(origin: Origin = this.origin, model = origin.model): WindowResult & { seq: number } {
     const r = this.state.build({ route: 'r', model, origin, params: this.params });
-    const seq = this.add({ type: 'llm.req', digest: r.digest, recipe_version: this.state.recipe!.version, route: 'r', model, origin, params: this.params, elided: r.elided, est_tokens: r.estTokens }).seq;
+    const seq = this.add({ type: 'llm.req', digest: r.digest, recipe_version: this.state.recipe!.version, route: 'r', model, origin, params: this.params, elided: r.elided, ...(r.folded.length === 0 ? {} : { folded: r.folded }), est_tokens: r.estTokens }).seq;
     return { ...r, seq };
   }
 

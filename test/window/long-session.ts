@@ -66,7 +66,7 @@ export function runLongSession(opts: LongSessionOptions): LongSession {
     const buildUs = (performance.now() - t0) * 1000;
     const req = emit({
       type: 'llm.req', digest: r.digest, recipe_version: recipe.version, route: ROUTE, model: input.model, origin: input.origin,
-      params: input.params, elided: r.elided, est_tokens: r.estTokens,
+      params: input.params, elided: r.elided, ...(r.folded.length === 0 ? {} : { folded: r.folded }), est_tokens: r.estTokens,
     });
     requests.push({ seq: req.seq, estTokens: r.estTokens, estBeforeTrim: r.estBeforeTrim, trimmed: r.trimmed, messages: r.request.messages.length, buildUs });
     const batch: ToolCall[] = [];

@@ -2,10 +2,12 @@
  * Logs of both window versions replay, and the versions differ only in how elided replies are
  * shown: window-v2 merges each run of adjacent `[elided seq=N]` replies into one `[elided seq=A-B]`.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { LogEvent, WindowVersion } from '../../src/core/events.js';
 import type { NeutralMessage } from '../../src/core/types.js';
-import { buildAt } from '../../src/window/index.js';
+import { buildAt, WindowState } from '../../src/window/index.js';
 import { checkReplay } from './checks.js';
 import { runSession } from './gen-session.js';
 
@@ -73,4 +75,32 @@ describe('window-v1 and window-v2 logs', () => {
     expect(differ).toBeGreaterThan(20);
     expect(same).toBeGreaterThan(5);
   });
+});
+
+describe('logs written before window-v3', () => {
+  // Written by the build before window-v3 (3a606a7) from runSession(41, 40, high water 1500, low 700):
+  // its own code made these digests, so they hold whatever this build's generator does.
+  for (const version of ['window-v1', 'window-v2'] as const) {
+    it(`a ${version} log replays to its recorded digests and elisions`, () => {
+      const text = readFileSync(join(import.meta.dirname, 'fixtures', `${version}.jsonl`), 'utf8');
+      const events = text.trim().split('\n').map((l) => JSON.parse(l) as LogEvent);
+      const state = new WindowState();
+      let checked = 0;
+      let trims = 0;
+      for (const e of events) {
+        if (e.type === 'llm.req') {
+          const r = state.build({ route: e.route, model: e.model, origin: e.origin, params: e.params });
+          expect(r.digest, `seq ${e.seq}`).toBe(e.digest);
+          expect(r.elided).toEqual(e.elided);
+          expect(r.folded).toEqual([]);
+          checked++;
+          if (r.trimmed) trims++;
+        }
+        state.apply(e);
+      }
+      expect(events[0]).toMatchObject({ type: 'session.start', recipe: { version } });
+      expect(checked).toBe(40);
+      expect(trims).toBeGreaterThan(5);
+    });
+  }
 });

@@ -28,7 +28,8 @@ export function build(call: Call) {
   const encoded = a.dialect.encodeRequest(built.request, a.route.dialect, hints, { stream: true, resolveImage: (sha) => deps.images.resolve(sha), ...(deps.wireMemo === undefined ? {} : { memo: deps.wireMemo }) });
   call.reqEvent = turn.append({
     type: 'llm.req', digest: built.digest, recipe_version: turn.session.window.recipe?.version ?? a.route.recipe.version,
-    route: a.route.name, model: a.route.dialect.model, origin: call.origin, params, elided: built.elided, est_tokens: built.estTokens,
+    route: a.route.name, model: a.route.dialect.model, origin: call.origin, params, elided: built.elided,
+    ...(built.folded.length === 0 ? {} : { folded: built.folded }), est_tokens: built.estTokens,
     hints: hintsRecord(hints, encoded.cacheBreakpoints), cause, ...(highWater === undefined ? {} : { high_water: highWater }),
   });
   turn.sent(built.request);

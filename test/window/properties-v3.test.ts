@@ -1,0 +1,3 @@
+import { describeProperties } from './properties.case.js';
+
+describeProperties('window-v3');
