@@ -54,6 +54,6 @@ export default tseslint.config(
   // The log room's pure parts: an event's line, redaction, what a writer keeps in memory.
   pure('log', ['core', 'log'], ['event-tail', 'log-line', 'redact', 'redact-rules', 'redact-assignments'].map((f) => `src/log/${f}.ts`)),
   pure('session', ['core', 'log', 'window', 'session'], [
-    'additions', 'fingerprint', 'incoming', 'locator', 'plan', 'prefix-index', 'retry', 'view',
+    'additions', 'fingerprint', 'incoming', 'locator', 'plan', 'prefix-index', 'retry', 'side', 'view',
   ].map((f) => `src/session/${f}.ts`)),
 );

@@ -6,7 +6,7 @@
 import { ProxyError } from '../core/errors.js';
 import { WINDOW_VERSIONS, type EventOf, type LogEvent } from '../core/events.js';
 import type { NeutralRequest } from '../core/types.js';
-import { WindowState } from '../window/index.js';
+import { WindowState, windowInputOf } from '../window/index.js';
 
 export interface Rebuilt {
   seq: number;
@@ -61,7 +61,7 @@ function applyAt(state: WindowState, event: LogEvent, line: number, file: string
 function rebuild(state: WindowState, event: EventOf<'llm.req'>, line: number, file: string): Rebuilt {
   let result;
   try {
-    result = state.build({ route: event.route, model: event.model, origin: event.origin, params: event.params });
+    result = state.build(windowInputOf(event));
   } catch (err) {
     throw withPlace(err, file, line);
   }

@@ -102,6 +102,12 @@ export type EventBody =
        * (absent: the parent's, or the session's own id). Not part of any request's digest.
        */
       lineage?: string;
+      /**
+       * A side request on its parent's prefix (a compaction or title prompt, docs/how-it-works.md,
+       * Side requests): the session holds the parent's events up to `parent.seq` and the side's
+       * instruction, answers that one request, and is never continued or located by a later one.
+       */
+      side?: { kind: 'compaction' | 'title'; client: string };
     }
   | { type: 'session.resume'; recipe: Recipe }
   /**
@@ -126,6 +132,11 @@ export type EventBody =
       est_tokens: number;
       hints?: HintsRecord;
       cause?: BreakCause;
+      /**
+       * The trim line this request was built with, when not the recipe's high water (a side
+       * request's: the window's ceiling). Absent in older logs: the recipe's.
+       */
+      high_water?: number;
     }
   | {
       type: 'llm.resp';

@@ -112,6 +112,12 @@ export interface Dialect {
    * absent where the wire has no count endpoint. The credential is added by the caller.
    */
   encodeCountTokens?(clientBody: Record<string, unknown>, route: DialectRoute): EncodedRequest;
+  /**
+   * Request parameters whose change invalidates the messages this wire's provider cached: a side
+   * request on a conversation's prefix takes them from the conversation's last request
+   * (session/side.ts). Absent: the provider's cache does not depend on parameters.
+   */
+  cacheKeyedParams?: readonly (keyof RequestParams)[];
 }
 
 /**

@@ -4,7 +4,7 @@
  * so what memory holds is what the log says.
  */
 import type { LogEvent } from '../core/events.js';
-import type { NeutralReply, NeutralRequest } from '../core/types.js';
+import type { NeutralReply, NeutralRequest, RequestParams } from '../core/types.js';
 import type { SessionWriter } from '../store/types.js';
 import { StartTracker, WindowState, type StartPoint } from '../window/index.js';
 import { catalogCanonical } from './fingerprint.js';
@@ -37,6 +37,15 @@ export class LiveSession {
    * the cache key upstream, so a fork lands where its parent's prefix is cached.
    */
   lineage: string;
+  /**
+   * A side request's session (a compaction or title prompt on its parent's prefix): it answers its
+   * one request and is never located by a later one (docs/how-it-works.md, Side requests).
+   */
+  side = false;
+  /** The route of the last request logged: a side request is built on the prefix only on the same route. */
+  lastRoute: string | undefined;
+  /** The parameters of the last request logged (a side request keeps those the upstream's cache is keyed on). */
+  lastRequestParams: RequestParams | undefined;
   catalogCanonical = catalogCanonical([]);
   /**
    * View length before the running request added its messages; set while a request runs and its
@@ -75,11 +84,14 @@ export class LiveSession {
       case 'session.start':
         this.explicitIds.push(...event.ids);
         this.lineage = event.lineage ?? event.parent?.session ?? this.lineage;
+        this.side = event.side !== undefined;
         return;
       case 'catalog':
         this.catalogCanonical = catalogCanonical(event.tools);
         return;
       case 'llm.req':
+        this.lastRoute = event.route;
+        this.lastRequestParams = event.params;
         this.#lastParams = answerKey(event.route, event.model, event.params);
         return;
       case 'llm.resp':

@@ -27,6 +27,8 @@ export interface StoredEntry {
   lineage: string;
   /** Milliseconds since the epoch. */
   lastActive: number;
+  /** A side request's session: listed, never located (docs/how-it-works.md, Side requests). */
+  side?: true;
 }
 
 export interface Lookup {
@@ -103,6 +105,7 @@ export class Locator {
     if (view !== undefined) this.#index.remove(entry.id, view.hashes());
     this.#dropStored(entry.id);
     this.#stored.set(entry.id, entry);
+    if (entry.side === true) return;
     this.#byTip.set(entry.tip, entry.id);
     if (entry.retryTip !== undefined) this.#byRetryTip.set(entry.retryTip, entry.id);
     if (entry.latestReply !== undefined) this.#index.rememberReply(entry.latestReply, entry.id);

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { EventBody, LogEvent, Recipe } from '../core/events.js';
 import type { NeutralMessage, ToolSpec } from '../core/types.js';
 import type { SessionWriter, Store } from '../store/types.js';
-import type { StartPoint } from '../window/index.js';
+import { windowInputOf, type StartPoint } from '../window/index.js';
 import { mergeCatalog, restoreReply } from './additions.js';
 import { Heads } from './heads.js';
 import { IncomingMessage } from './incoming.js';
@@ -21,6 +21,7 @@ import { isRetryOf } from './retry.js';
 import { entryOf, SessionFiles, type Damaged } from './session-files.js';
 import { Turn } from './turn.js';
 import { conversationFromLog, type Conversation } from './conversation.js';
+import { recogniseSide, type SideJob } from './side.js';
 
 export { LiveSession } from './live-session.js';
 export { Turn, type TurnPlan } from './turn.js';
@@ -140,6 +141,8 @@ export class SessionManager {
     const id = this.#locator.find(lookup, (x) => this.#live.peek(x)?.view) ?? (await this.#fromStore(lookup));
     const session = id === undefined ? undefined : await this.#loadOrForget(id);
     if (session === undefined) return this.#start(req, canon, undefined);
+    const side = this.#sideJob(req, canon, session);
+    if (side !== undefined) return this.#startSide(req, session, side);
 
     const explicit = req.explicitId !== undefined;
     session.users++;
@@ -192,6 +195,50 @@ export class SessionManager {
     if (live === undefined && this.#locator.stored(id) === undefined) return undefined;
     await live?.log.sync();
     return conversationFromLog(this.#store, id, seq);
+  }
+
+  /**
+   * A recognised side request (side.ts) on the session's route: the session's last request went to
+   * the same upstream model, whose cache holds its prefix. On another route the prefix would be
+   * sent whole and read nothing, so the request is planned as before.
+   */
+  #sideJob(req: Resolved, canon: readonly IncomingMessage[], session: LiveSession): SideJob | undefined {
+    if (session.side || session.lastRoute !== req.recipe.route) return undefined;
+    const candidate = { system: req.system, noTools: req.tools.length === 0, sameCatalog: req.catalog === session.catalogCanonical, messages: canon };
+    return recogniseSide(candidate, { system: session.view.system, entries: session.view.entries });
+  }
+
+  /**
+   * A side request's session: the parent's events as they stand (so its window renders the history
+   * as the parent's last request sent it, and its last reply), then the side's instruction. It takes
+   * neither the parent's turn nor its explicit ids, and is never located: the conversation's next
+   * request finds the conversation, whose log this does not touch (docs/how-it-works.md, Side requests).
+   */
+  async #startSide(req: Resolved, parent: LiveSession, job: SideJob): Promise<Turn> {
+    const id = this.#newId();
+    const log = await this.#store.open(id, { create: true });
+    log.releaseEvents();
+    const session = this.#liveSession(id, log);
+    session.side = true;
+    this.#live.add(session);
+    session.users++;
+    const turn = this.#turn(session, { kind: 'side', job }, await this.#hold(session));
+    await this.#appendOrRelease(turn, async () => {
+      await parent.log.sync();
+      const { events } = await this.#store.read(parent.id);
+      const atSeq = (events.at(-1)?.seq ?? 0) + 1;
+      for (const e of events) {
+        const { seq: _seq, ts: _ts, ...body } = e;
+        const copy = e.type === 'session.start'
+          ? { ...(body as EventBody & { type: 'session.start' }), ids: [], parent: { session: parent.id, seq: atSeq }, lineage: parent.lineage, side: { kind: job.kind, client: job.client } }
+          : body;
+        turn.append(copy as EventBody);
+      }
+      turn.append({ type: 'client.msg', msg: { role: 'user', content: job.instruction } });
+    });
+    // Its request is compared with the one whose prefix it reads (cache-break attribution).
+    session.previousRequest = parent.previousRequest;
+    return turn;
   }
 
   /**
@@ -317,17 +364,22 @@ export class SessionManager {
       throw err;
     }
     caught.events.forEach((e, i) => session.fold(e, caught.offsets[i]!));
-    if (caught.events.length > 0) this.#locator.indexLive(session.id, session.view);
+    if (caught.events.length > 0) this.#index(session);
     return () => {
       session.log.unclaim().catch((err: unknown) => this.#warn(`session ${session.id}: could not give its log back: ${err instanceof Error ? err.message : String(err)}`));
       unlock();
     };
   }
 
+  /** Index every prefix of a live session's view; a side request's session is never located. */
+  #index(session: LiveSession): void {
+    if (!session.side) this.#locator.indexLive(session.id, session.view);
+  }
+
   /** A session made live from its log; it publishes what locates it as its appends commit. */
   #liveSession(id: string, log: SessionWriter): LiveSession {
     const session = new LiveSession(id, log, this.#now().getTime());
-    log.publishWith(() => entryOf(id, session.view, session.explicitIds, session.lineage, session.lastActive));
+    log.publishWith(() => entryOf(id, session.view, session.explicitIds, session.lineage, session.lastActive, session.side));
     return session;
   }
 
@@ -344,7 +396,7 @@ export class SessionManager {
       this.#leave(session);
       return;
     }
-    this.#locator.indexLive(session.id, session.view);
+    this.#index(session);
     this.#live.released(session);
   }
 
@@ -404,13 +456,13 @@ export class SessionManager {
       const lastReq = log.events.findLast((e) => e.type === 'llm.req');
       for (const e of log.events) {
         if (e === lastReq && e.type === 'llm.req') {
-          session.previousRequest = session.window.build({ route: e.route, model: e.model, origin: e.origin, params: e.params }).request;
+          session.previousRequest = session.window.build(windowInputOf(e)).request;
         }
         session.fold(e, log.offsetOf(e.seq) ?? 0);
       }
       log.releaseEvents();
       this.#live.add(session);
-      this.#locator.indexLive(id, session.view);
+      this.#index(session);
       return session;
     } catch (err) {
       await log.close().catch(() => undefined);
@@ -430,7 +482,7 @@ export class SessionManager {
 
   /** A session leaves memory: its bounded entry stays with the locator, its log closes. */
   #leave(s: LiveSession): void {
-    this.#locator.store(entryOf(s.id, s.view, s.explicitIds, s.lineage, s.lastActive), s.view);
+    this.#locator.store(entryOf(s.id, s.view, s.explicitIds, s.lineage, s.lastActive, s.side), s.view);
     const closing = this.#saveAndClose(s).catch(() => undefined).finally(() => this.#closing.delete(s.id));
     this.#closing.set(s.id, closing);
   }
@@ -441,7 +493,7 @@ export class SessionManager {
       await s.log.sync();
       const tracked = s.tracker.point;
       const point = tracked !== undefined && (s.loadedFrom === undefined || tracked.start.seq > s.loadedFrom.start.seq) ? tracked : s.loadedFrom;
-      await this.#files.save(s.id, s.log.size, point, entryOf(s.id, s.view, s.explicitIds, s.lineage, s.lastActive));
+      await this.#files.save(s.id, s.log.size, point, entryOf(s.id, s.view, s.explicitIds, s.lineage, s.lastActive, s.side));
     } finally {
       await s.log.close();
     }

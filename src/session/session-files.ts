@@ -97,15 +97,17 @@ export class SessionFiles {
     const view = new ClientView();
     const ids: string[] = [];
     let lineage = id;
+    let side = false;
     for (const e of events) {
       view.apply(e);
       if (e.type === 'session.start') {
         ids.push(...e.ids);
         lineage = e.lineage ?? e.parent?.session ?? id;
+        side = e.side !== undefined;
       }
     }
     // A torn tail is cut when the session is next opened; until then the entry names the size before it.
-    return { entry: entryOf(id, view, ids, lineage, Date.parse(events.at(-1)?.ts ?? '') || 0), size: torn === undefined ? end : -1 };
+    return { entry: entryOf(id, view, ids, lineage, Date.parse(events.at(-1)?.ts ?? '') || 0, side), size: torn === undefined ? end : -1 };
   }
 }
 
@@ -119,7 +121,7 @@ function current(one: IndexSnapshot): { entry?: StoredEntry; point?: StartPoint 
 }
 
 /** The bounded entry a session leaves behind. */
-export function entryOf(id: string, view: ClientView, ids: readonly string[], lineage: string, lastActive: number): StoredEntry {
+export function entryOf(id: string, view: ClientView, ids: readonly string[], lineage: string, lastActive: number, side = false): StoredEntry {
   const hashes = view.hashes();
   const latestReply = view.latestReply();
   const last = view.entries.at(-1);
@@ -129,5 +131,6 @@ export function entryOf(id: string, view: ClientView, ids: readonly string[], li
     id, tip: hashes.at(-1) ?? view.h0, length: hashes.length, ids: [...ids], lineage, lastActive,
     ...(latestReply === undefined ? {} : { latestReply }),
     ...(retryTip === undefined ? {} : { retryTip }),
+    ...(side ? { side: true as const } : {}),
   };
 }

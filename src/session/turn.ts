@@ -6,12 +6,15 @@ import type { EventBody, LogEvent } from '../core/events.js';
 import type { NeutralReply, NeutralRequest } from '../core/types.js';
 import type { LiveSession } from './live-session.js';
 import type { Plan } from './plan.js';
+import type { SideJob } from './side.js';
 
 export type TurnPlan =
   | Plan
   | { kind: 'new' }
   /** A client's retry of the request the session answered last: answered from the log. */
-  | { kind: 'answered'; reply: NeutralReply; req: number };
+  | { kind: 'answered'; reply: NeutralReply; req: number }
+  /** A side request on its parent's prefix, in a session of its own (side.ts). */
+  | { kind: 'side'; job: SideJob };
 
 export class Turn {
   readonly session: LiveSession;

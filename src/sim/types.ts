@@ -40,6 +40,8 @@ export interface SimOptions {
   apiKey?: string;
   /** Ids listed by `GET /v1/models`; any model name is accepted anyway. */
   models?: string[];
+  /** The Anthropic mode keys its message cache on `tool_choice` and thinking too, as the API does. */
+  anthropicMessageCacheKeys?: boolean;
 }
 
 export interface ReasoningCounts {

@@ -20,7 +20,7 @@
  * Folds and per-tool caps).
  */
 export { WindowState, type WindowInput, type WindowResult } from './state.js';
-export { foldEvents, buildAt } from './replay.js';
+export { foldEvents, buildAt, windowInputOf } from './replay.js';
 export { StartTracker, type StartPoint, type EventPosition } from './tracker.js';
 export { firstDifference, type Difference } from './diff.js';
 export { UnknownRecipeVersionError, checkRecipe, isKnownVersion } from './recipe.js';

@@ -3,8 +3,8 @@
  * from the events before it and the route, model, origin and params it recorded.
  */
 import { ProxyError } from '../core/errors.js';
-import type { LogEvent } from '../core/events.js';
-import { WindowState, type WindowResult } from './state.js';
+import type { EventOf, LogEvent } from '../core/events.js';
+import { WindowState, type WindowInput, type WindowResult } from './state.js';
 
 export function foldEvents(events: Iterable<LogEvent>): WindowState {
   const state = new WindowState();
@@ -17,5 +17,12 @@ export function buildAt(events: readonly LogEvent[], reqSeq: number): WindowResu
   const req = events.find((e) => e.seq === reqSeq);
   if (req?.type !== 'llm.req') throw new ProxyError('bad_argument', { detail: `seq ${reqSeq} is not a logged request (llm.req)` });
   const state = foldEvents(events.filter((e) => e.seq < reqSeq));
-  return state.build({ route: req.route, model: req.model, origin: req.origin, params: req.params });
+  return state.build(windowInputOf(req));
+}
+
+/** What a logged request was built with, as the window takes it. */
+export function windowInputOf(req: EventOf<'llm.req'>): WindowInput {
+  const input: WindowInput = { route: req.route, model: req.model, origin: req.origin, params: req.params };
+  if (req.high_water !== undefined) input.highWater = req.high_water;
+  return input;
 }

@@ -31,6 +31,12 @@ export interface WindowInput {
   /** Where the request goes: opaque blocks go back only to the origin that made them. */
   origin: Origin;
   params: RequestParams;
+  /**
+   * Trim only above this estimate instead of the recipe's high water (a side request: the window's
+   * ceiling, so it keeps the prefix it came to read; docs/decisions.md, Side requests read the
+   * conversation's prefix). Recorded in llm.req when set.
+   */
+  highWater?: number;
 }
 
 export interface WindowResult {
@@ -149,7 +155,7 @@ export class WindowState {
     const estBeforeTrim = cache.rendering.est + this.#toolsEst;
     let elided: number[] = [];
     let folded: Fold[] = [];
-    if (estBeforeTrim > recipe.high_water) {
+    if (estBeforeTrim > (input.highWater ?? recipe.high_water)) {
       const isFolded = (s: number): boolean => this.#folded.has(s);
       elided = selectTrim(cache.rendering.items, recipe, estBeforeTrim, isElided, this.stats, isFolded);
       const fresh = new Set(elided);

@@ -127,6 +127,43 @@ describe('SessionManager', () => {
     expect((await events(main1.session.id)).some((e) => e.type === 'client.rewrite')).toBe(false);
   });
 
+  it('a compaction prompt on the conversation: a side session holding the parent\'s events, never located, before or after a restart', async () => {
+    const m = await manager();
+    const r1 = reply('r1');
+    const main = await run(m, [u('fix the parser')], r1);
+    const parentEvents = await events(main.session.id);
+    const prompt = 'Provide a detailed prompt for continuing our conversation above.';
+    const side = await run(m, [u('fix the parser'), asAssistant(r1), u(prompt)], reply('summary'));
+    expect(side.plan).toMatchObject({ kind: 'side', job: { kind: 'compaction', client: 'opencode', instruction: prompt } });
+    expect(side.session.id).not.toBe(main.session.id);
+    expect(await events(main.session.id)).toStrictEqual(parentEvents);
+    const sideEvents = await events(side.session.id);
+    // The parent's events unchanged but for the start, which names the parent and the side job.
+    expect(sideEvents.slice(1, parentEvents.length).map(({ seq, type }) => ({ seq, type }))).toStrictEqual(parentEvents.slice(1).map(({ seq, type }) => ({ seq, type })));
+    expect(sideEvents[0]).toMatchObject({ type: 'session.start', ids: [], parent: { session: main.session.id, seq: parentEvents.length + 1 }, lineage: main.session.id, side: { kind: 'compaction' } });
+    expect(sideEvents.slice(parentEvents.length).map((e) => e.type)).toStrictEqual(['client.msg', 'llm.req', 'llm.resp']);
+
+    // A request that extends the side session's whole view extends the conversation's too: it lands
+    // there, in memory and after a restart (the side session's sidecar locates nothing).
+    const extending = (first: string, r: NeutralReply) => [u(first), asAssistant(r), u(prompt), { role: 'assistant', content: 'summary' } as NeutralMessage, u('go on')];
+    const next = await m.begin(incoming(extending('fix the parser', r1)));
+    expect(next.session.id).toBe(main.session.id);
+    expect(next.plan).toEqual({ kind: 'append', from: 2 });
+    next.release();
+    // Another conversation and its side request, untouched until the restart.
+    const r2 = reply('r2');
+    const main2 = await run(m, [u('fix the lexer')], r2);
+    const side2 = await run(m, [u('fix the lexer'), asAssistant(r2), u(prompt)], reply('summary'));
+    expect(side2.plan.kind).toBe('side');
+    await m.close();
+    managers = [];
+    const again = await manager();
+    const later = await again.begin(incoming(extending('fix the lexer', r2)));
+    expect(later.session.id).toBe(main2.session.id);
+    expect(later.plan).toEqual({ kind: 'append', from: 2 });
+    later.release();
+  });
+
   it('a request diverging from one in flight forks: a new session naming its parent', async () => {
     const m = await manager();
     const r1 = reply('r1');

@@ -132,3 +132,31 @@ describe('sim anthropic cache: lifetimes and lookback', () => {
     expect((await usageOf(s, marked)).cache_read_input_tokens).toBe(a.cache_creation_input_tokens);
   });
 });
+
+describe('sim anthropic cache: message blocks keyed on tool_choice and thinking (anthropicMessageCacheKeys)', () => {
+  const tools = [{ name: 'read', description: 'Read a file.', input_schema: { type: 'object' } }];
+  // Breakpoints at the end of the system prompt and at the end of the messages.
+  const body = (extra: Json) => ({ ...base, max_tokens: 4096, tools, system: system(EPHEMERAL), messages: [{ role: 'user', content: [{ type: 'text', text: `${text(1500, 'msg')} [[say ok]]`, cache_control: EPHEMERAL }] }], ...extra });
+
+  it('a changed tool_choice or thinking reads the tools and system only; the same ones read everything', async () => {
+    const s = await start({ anthropicMessageCacheKeys: true });
+    const first = await usageOf(s, body({}));
+    expect(first.cache_read_input_tokens).toBe(0);
+    const same = await usageOf(s, body({ tool_choice: { type: 'auto' } }));
+    // An explicit `auto` is the default: the whole prompt is read.
+    expect(same.cache_read_input_tokens).toBe(s.anthropicRequests.at(-1)!.promptTokens - same.input_tokens);
+    expect(same.cache_creation_input_tokens).toBe(0);
+    for (const changed of [{ tool_choice: { type: 'none' } }, { thinking: { type: 'enabled', budget_tokens: 2048 } }, { output_config: { effort: 'low' } }]) {
+      const u = await usageOf(s, body(changed));
+      expect(u.cache_read_input_tokens, JSON.stringify(changed)).toBeGreaterThan(1500);
+      expect(u.cache_read_input_tokens, JSON.stringify(changed)).toBeLessThan(same.cache_read_input_tokens - 1000);
+    }
+  });
+
+  it('off by default: the message cache holds whatever the parameters', async () => {
+    const s = await start();
+    await usageOf(s, body({}));
+    const u = await usageOf(s, body({ tool_choice: { type: 'none' } }));
+    expect(u.cache_creation_input_tokens).toBe(0);
+  });
+});

@@ -17,4 +17,8 @@ export const anthropicMessages: Dialect = {
   // A client of this wire (Claude Code) names its API version and betas; they mean something here only.
   clientHeaders: ['anthropic-version', 'anthropic-beta'],
   encodeCountTokens,
+  // "Changes to `tool_choice` parameter only affect message blocks"; so do "changes to extended
+  // thinking settings", which come from the effort and, for a budget, `max_tokens`
+  // (request-params.ts): https://platform.claude.com/docs/en/build-with-claude/prompt-caching
+  cacheKeyedParams: ['tool_choice', 'parallel_tool_calls', 'reasoning_effort', 'max_tokens'],
 };

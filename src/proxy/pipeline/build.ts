@@ -6,6 +6,7 @@ import { hintsFor, hintsRecord } from '../../cache-hints/session-hints.js';
 import type { BreakCause } from '../../core/events.js';
 import type { NeutralRequest } from '../../core/types.js';
 import type { Turn } from '../../session/manager.js';
+import { sideParams } from '../../session/side.js';
 import { firstDifference } from '../../window/index.js';
 import { summaryOf } from '../request-log.js';
 import type { Call } from './call.js';
@@ -13,8 +14,12 @@ import type { Call } from './call.js';
 /** The window, the hints and the wire body; `llm.req` is written before anything is sent. */
 export function build(call: Call) {
   const { a, turn, deps } = call;
-  const params = a.client.params;
-  const built = turn.session.window.build({ route: a.route.name, model: a.route.dialect.model, origin: call.origin, params });
+  // A side request keeps what the upstream's cache is keyed on as the conversation sent it (side.ts).
+  const params = turn.plan.kind === 'side' ? sideParams(a.client.params, turn.plan.job, turn.session.lastRequestParams, a.dialect.cacheKeyedParams ?? []) : a.client.params;
+  // A side request trims only where it would not fit: below that, the prefix it came to read holds.
+  const recipe = turn.session.window.recipe;
+  const highWater = turn.plan.kind === 'side' && recipe !== undefined ? recipe.context - recipe.output_reserve : undefined;
+  const built = turn.session.window.build({ route: a.route.name, model: a.route.dialect.model, origin: call.origin, params, ...(highWater === undefined ? {} : { highWater }) });
   // The lineage's key: a fork or side call lands on the replica that holds its parent's prefix.
   const hints = hintsFor(a.route, turn.session.lineage);
   const cause = breakCause(turn, built.request);
@@ -25,7 +30,7 @@ export function build(call: Call) {
     type: 'llm.req', digest: built.digest, recipe_version: turn.session.window.recipe?.version ?? a.route.recipe.version,
     route: a.route.name, model: a.route.dialect.model, origin: call.origin, params, elided: built.elided,
     ...(built.folded.length === 0 ? {} : { folded: built.folded }), est_tokens: built.estTokens,
-    hints: hintsRecord(hints, encoded.cacheBreakpoints), cause,
+    hints: hintsRecord(hints, encoded.cacheBreakpoints), cause, ...(highWater === undefined ? {} : { high_water: highWater }),
   });
   turn.sent(built.request);
   summaryOf(call.req).cause = cause;

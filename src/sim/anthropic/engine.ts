@@ -24,6 +24,13 @@ export interface AnthropicEngineConfig {
   ttlMs: number;
   maxEntries: number;
   now: () => number;
+  /**
+   * Key the cache of message blocks on `tool_choice` and the thinking settings too, as the API
+   * does (request.ts, `messageCacheKey`). Off by default: the proxy's trims inside a thinking tool
+   * loop send a request without thinking, which this would count as a miss (docs/decisions.md, Side
+   * requests read the conversation's prefix, Not done).
+   */
+  messageCacheKeys?: boolean;
 }
 
 export interface AnthropicRecord {
@@ -114,7 +121,7 @@ export class AnthropicEngine {
     }
     if (plan.failure?.kind === 'error') return { kind: 'error', error: directedError(plan.failure.status), slowMs: plan.slowMs };
 
-    const cache: CacheUsage = this.cache.apply(req.model, segments, req.topLevelCache, this.#config.now(), this.#config.ttlMs);
+    const cache: CacheUsage = this.cache.apply(req.model, segments, req.topLevelCache, this.#config.now(), this.#config.ttlMs, this.#config.messageCacheKeys === true ? req.messageCacheKey : '');
     record.promptTokens = cache.total;
     record.inputTokens = cache.input;
     record.cachedTokens = cache.read;

@@ -56,12 +56,21 @@ export class AnthropicPromptCache {
     this.#expiry.clear();
   }
 
-  /** Reads and writes the cache for one request; `topLevel` is its own `cache_control`, if any. */
-  apply(model: string, segments: readonly Segment[], topLevel: Record<string, unknown> | null, now: number, ttl5mMs: number): CacheUsage {
+  /**
+   * Reads and writes the cache for one request; `topLevel` is its own `cache_control`, if any;
+   * `messageKey` what message blocks are keyed on besides their text (request.ts), so a change of
+   * it leaves the tools and system cached and misses from the first message on.
+   */
+  apply(model: string, segments: readonly Segment[], topLevel: Record<string, unknown> | null, now: number, ttl5mMs: number, messageKey = ''): CacheUsage {
     const boundaries: Boundary[] = [];
     const hash = createHash('sha256').update(`${model}\n`);
     let bytes = 0;
+    let keyed = false;
     segments.forEach((segment, i) => {
+      if (!keyed && segment.message !== undefined) {
+        hash.update(`\u0000${messageKey}\u0000`);
+        keyed = true;
+      }
       hash.update(segment.text);
       bytes += Buffer.byteLength(segment.text, 'utf8');
       if (segment.boundary) boundaries.push({ segment: i, tokens: Math.ceil(bytes / TOKEN_BYTES), key: hash.copy().digest('base64') });

@@ -3,6 +3,7 @@
  * cancelled by shared code): the fields the simulator uses and the shape checks the API makes.
  * Throws SimError (400) with the API's field path (`messages.1.content.0.type`) in the message.
  */
+import { canonicalJson } from '../../core/canonical.js';
 import { SimError } from '../errors.js';
 import { isObject } from '../request.js';
 
@@ -30,6 +31,13 @@ export interface MessagesRequest {
   stream: boolean;
   /** The request's own `cache_control` (a breakpoint on the last cacheable block). */
   topLevelCache: Record<string, unknown> | null;
+  /**
+   * What the cache of message blocks is keyed on besides their text: `tool_choice`, the thinking
+   * settings and `output_config.effort`, defaults filled in ("Changes to `tool_choice` parameter
+   * only affect message blocks"; thinking and effort changes likewise; an effort set to the
+   * model's default is the same as none: https://platform.claude.com/docs/en/build-with-claude/prompt-caching).
+   */
+  messageCacheKey: string;
 }
 
 /** Block types a request may hold; anything else is refused, as the API does. */
@@ -48,7 +56,7 @@ export function parseMessagesRequest(text: string, opts: { count?: boolean } = {
     throw invalid(`The request body is not valid JSON: ${(err as Error).message}`);
   }
   if (!isObject(body)) throw invalid('The request body must be a JSON object.');
-  const { model, max_tokens: maxTokens, system, tools, messages, thinking, temperature, stream, cache_control: cache } = body;
+  const { model, max_tokens: maxTokens, system, tools, messages, thinking, temperature, stream, cache_control: cache, tool_choice: toolChoice, output_config: output } = body;
   if (typeof model !== 'string' || model === '') throw invalid('model: Field required');
   if (opts.count !== true && (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1)) throw invalid('max_tokens: Field required (a positive integer)');
   if (!Array.isArray(messages) || messages.length === 0) throw invalid('messages: at least one message is required');
@@ -72,6 +80,11 @@ export function parseMessagesRequest(text: string, opts: { count?: boolean } = {
     temperature: typeof temperature === 'number' ? temperature : null,
     stream: stream === true,
     topLevelCache: isObject(cache) ? cache : null,
+    messageCacheKey: canonicalJson({
+      tool_choice: isObject(toolChoice) ? toolChoice : { type: 'auto' },
+      thinking: isObject(thinking) ? thinking : { type: 'disabled' },
+      effort: isObject(output) && typeof output.effort === 'string' ? output.effort : 'high',
+    }),
   };
 }
 

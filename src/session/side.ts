@@ -1,0 +1,123 @@
+/**
+ * Side requests on the conversation's prefix (docs/how-it-works.md, Side requests; docs/decisions.md,
+ * Side requests read the conversation's prefix). A compaction prompt or a title prompt that an agent
+ * sends beside its conversation is recognised by its known shape, and is built as the conversation's
+ * last request went (its system prompt, catalog and history, as the log holds them) with the side's
+ * own instruction appended as one user message. Only the shapes below are recognised; any other
+ * request is planned as before. Pure.
+ */
+import type { NeutralMessage, RequestParams } from '../core/types.js';
+import { sameMessage, type IncomingMessage } from './incoming.js';
+import type { ViewEntry } from './view.js';
+
+export type SideKind = 'compaction' | 'title';
+
+/** A recognised side request: what the proxy appends after the conversation's history, and how tools are offered. */
+export interface SideJob {
+  kind: SideKind;
+  /** The client the shape is known from (for the docs and the operator). */
+  client: string;
+  /** The one user message appended after the conversation's history. */
+  instruction: string;
+  /**
+   * `none`: the side request offered no tools, so the conversation's catalog goes unchanged with
+   * `tool_choice: "none"`; `all`: it offered the conversation's own catalog.
+   */
+  tools: 'none' | 'all';
+}
+
+/**
+ * The known shapes. `last-user`: the marker opens (or is in) the request's last user message, which
+ * follows the conversation's history (or the part of it the client kept); only that message is the
+ * side's own. `system`: the marker is in the request's own system prompt, and its messages quote the
+ * conversation (the first user message): all of them are the side's own.
+ */
+interface Shape {
+  kind: SideKind;
+  client: string;
+  where: 'last-user' | 'system';
+  marker: string;
+}
+
+/** Sources: /work/shared/reference/clients.md (OC5, CX6, CC5, OC11) and the agents' own prompt files. */
+export const SIDE_SHAPES: readonly Shape[] = [
+  { kind: 'compaction', client: 'opencode', where: 'last-user', marker: 'Provide a detailed prompt for continuing our conversation above' },
+  { kind: 'compaction', client: 'Claude Code', where: 'last-user', marker: 'Your task is to create a detailed summary of the conversation so far' },
+  { kind: 'compaction', client: 'Codex', where: 'last-user', marker: 'You are performing a CONTEXT CHECKPOINT COMPACTION' },
+  { kind: 'title', client: 'Codex', where: 'last-user', marker: 'Generate a concise, single-line task title' },
+  { kind: 'title', client: 'opencode', where: 'system', marker: 'You are a title generator' },
+  { kind: 'title', client: 'Claude Code', where: 'system', marker: 'You are naming a coding session' },
+];
+
+export interface SideCandidate {
+  /** The request's leading system prompt, as the log would hold it. */
+  system: string | undefined;
+  /** The request offered no tools. */
+  noTools: boolean;
+  /** The request's catalog is the conversation's (canonically). */
+  sameCatalog: boolean;
+  messages: readonly IncomingMessage[];
+}
+
+export interface SideConversation {
+  system: string | undefined;
+  entries: readonly ViewEntry[];
+}
+
+/**
+ * The side job a request is, or undefined (then it is planned as any request). Recognised only when
+ * the conversation has a history, the request's tools are none or the conversation's own (a subset
+ * cannot be offered over an unchanged catalog on every wire: Anthropic has no such setting), every
+ * message the side keeps is a user message of text, for a `last-user` shape the request opens as
+ * the conversation did (its first message is the conversation's first), and for a `system` shape
+ * the system prompt is not the conversation's.
+ */
+export function recogniseSide(req: SideCandidate, conv: SideConversation): SideJob | undefined {
+  if (conv.entries.length === 0 || req.messages.length === 0) return undefined;
+  if (!req.noTools && !req.sameCatalog) return undefined;
+  const last = req.messages[req.messages.length - 1]!.msg;
+  const lastText = userText(last);
+  // A system prompt is the side's only where it is not the conversation's (a conversation that is
+  // itself a title generator is a conversation).
+  const ownSystem = req.system !== undefined && req.system !== conv.system;
+  const shape = SIDE_SHAPES.find((s) => (s.where === 'system' ? ownSystem && req.system!.includes(s.marker) : lastText?.includes(s.marker) === true));
+  if (shape === undefined) return undefined;
+  let own: readonly NeutralMessage[];
+  if (shape.where === 'last-user') {
+    if (req.messages.length < 2 || !sameMessage(conv.entries[0]!, req.messages[0]!)) return undefined;
+    own = [last];
+  } else {
+    own = req.messages.map((m) => m.msg);
+  }
+  const texts = own.map(userText);
+  if (texts.some((t) => t === undefined)) return undefined;
+  // The side's own system prompt, where it is not the conversation's, is part of what it asks.
+  const head = ownSystem ? [req.system!] : [];
+  return { kind: shape.kind, client: shape.client, instruction: [...head, ...(texts as string[])].join('\n\n'), tools: req.sameCatalog ? 'all' : 'none' };
+}
+
+/**
+ * The request's parameters for a side job. Those the upstream's cache is keyed on (`keyed`, the
+ * dialect's) are the conversation's last request's, so its cached messages still hold. A side request
+ * that offered no tools is sent `tool_choice: "none"` where the choice is not keyed: OpenAI's caching
+ * guide asks for that instead of removing the tools. Where it is keyed (Anthropic), the conversation's
+ * choice stays and the side's instruction is what keeps the model from calling a tool.
+ */
+export function sideParams(params: RequestParams, job: SideJob, conversation: RequestParams | undefined, keyed: readonly (keyof RequestParams)[]): RequestParams {
+  const out: Record<string, unknown> = { ...params };
+  const from = (conversation ?? {}) as Record<string, unknown>;
+  for (const k of keyed) {
+    if (from[k] === undefined) delete out[k];
+    else out[k] = from[k];
+  }
+  if (job.tools === 'none' && !keyed.includes('tool_choice')) out.tool_choice = 'none';
+  return out as RequestParams;
+}
+
+/** A user message's text (its text parts joined), or undefined for anything else. */
+function userText(msg: NeutralMessage): string | undefined {
+  if (msg.role !== 'user') return undefined;
+  if (typeof msg.content === 'string') return msg.content;
+  if (!msg.content.every((p) => p.type === 'text')) return undefined;
+  return msg.content.map((p) => (p.type === 'text' ? p.text : '')).join('\n');
+}

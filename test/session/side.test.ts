@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import type { NeutralMessage, RequestParams } from '../../src/core/types.js';
+import { messageKey } from '../../src/session/fingerprint.js';
+import { IncomingMessage } from '../../src/session/incoming.js';
+import { recogniseSide, sideParams, type SideCandidate, type SideJob } from '../../src/session/side.js';
+import type { ViewEntry } from '../../src/session/view.js';
+
+const u = (text: string): NeutralMessage => ({ role: 'user', content: text });
+const a = (text: string): NeutralMessage => ({ role: 'assistant', content: text });
+
+const conv = {
+  system: 'You are the agent.',
+  entries: [u('fix the parser'), a('fixed'), u('now the tests'), a('tested')].map((msg, i): ViewEntry => ({ seq: i + 2, msg, key: messageKey(msg) })),
+};
+
+function req(messages: NeutralMessage[], over: Partial<SideCandidate> = {}): SideCandidate {
+  return { system: conv.system, noTools: true, sameCatalog: false, messages: messages.map((m) => new IncomingMessage(m)), ...over };
+}
+
+const OPENCODE_COMPACT = 'Provide a detailed prompt for continuing our conversation above.\nFocus on information that would be helpful.';
+const CLAUDE_COMPACT = 'CRITICAL: Respond with TEXT ONLY.\n\nYour task is to create a detailed summary of the conversation so far, paying close attention.';
+const CODEX_COMPACT = 'You are performing a CONTEXT CHECKPOINT COMPACTION. Create a handoff summary for another LLM that will resume the task.';
+
+describe('recogniseSide', () => {
+  it('a compaction prompt after the history: only that prompt is the side\'s own', () => {
+    const history = conv.entries.map((e) => e.msg);
+    for (const [prompt, client] of [[OPENCODE_COMPACT, 'opencode'], [CLAUDE_COMPACT, 'Claude Code'], [CODEX_COMPACT, 'Codex']] as const) {
+      expect(recogniseSide(req([...history, u(prompt)]), conv)).toStrictEqual({ kind: 'compaction', client, instruction: prompt, tools: 'none' });
+    }
+  });
+
+  it('a compaction over a history the client pruned (its first message kept) is still recognised, and its copy of the history dropped', () => {
+    const pruned = [u('fix the parser'), a('[Old tool result content cleared]'), u(OPENCODE_COMPACT)];
+    expect(recogniseSide(req(pruned), conv)?.instruction).toBe(OPENCODE_COMPACT);
+  });
+
+  it('the side\'s own system prompt, where it differs, goes first in the instruction', () => {
+    const job = recogniseSide(req([...conv.entries.map((e) => e.msg), u(OPENCODE_COMPACT)], { system: 'You summarise conversations.' }), conv);
+    expect(job?.instruction).toBe(`You summarise conversations.\n\n${OPENCODE_COMPACT}`);
+  });
+
+  it('a title prompt in the system: every message of the side is its own, after its system prompt', () => {
+    const opencode = req([u('Generate a title for this conversation:'), u('fix the parser')], { system: 'You are a title generator. You output ONLY a thread title.' });
+    expect(recogniseSide(opencode, conv)).toStrictEqual({
+      kind: 'title', client: 'opencode', tools: 'none',
+      instruction: 'You are a title generator. You output ONLY a thread title.\n\nGenerate a title for this conversation:\n\nfix the parser',
+    });
+    const claude = req([{ role: 'user', content: [{ type: 'text', text: 'fix the parser' }] }], { system: 'You are Claude Code.\n\nYou are naming a coding session so the user can pick it out.' });
+    expect(recogniseSide(claude, conv)).toMatchObject({ kind: 'title', client: 'Claude Code' });
+  });
+
+  it('the conversation\'s own catalog is kept as offered; a catalog of another shape is not a side request', () => {
+    const messages = [...conv.entries.map((e) => e.msg), u(CODEX_COMPACT)];
+    expect(recogniseSide(req(messages, { noTools: false, sameCatalog: true }), conv)?.tools).toBe('all');
+    // A subset (or any other catalog) cannot be offered over the unchanged catalog on every wire.
+    expect(recogniseSide(req(messages, { noTools: false, sameCatalog: false }), conv)).toBeUndefined();
+  });
+
+  it('anything else is not a side request', () => {
+    const history = conv.entries.map((e) => e.msg);
+    // No known marker.
+    expect(recogniseSide(req([...history, u('Summarise what we did.')]), conv)).toBeUndefined();
+    expect(recogniseSide(req([u('Title for: fix the parser')], { system: 'You write five-word titles.' }), conv)).toBeUndefined();
+    // A compaction prompt that does not open as the conversation did, or stands alone.
+    expect(recogniseSide(req([u('another task'), u(OPENCODE_COMPACT)]), conv)).toBeUndefined();
+    expect(recogniseSide(req([u(OPENCODE_COMPACT)]), conv)).toBeUndefined();
+    // The marker not in the last message, or in a message that is not the user's text.
+    expect(recogniseSide(req([...history, u(OPENCODE_COMPACT), a('ok')]), conv)).toBeUndefined();
+    expect(recogniseSide(req([...history, { role: 'user', content: [{ type: 'text', text: OPENCODE_COMPACT }, { type: 'image', sha256: 'x', mime: 'image/png', tokens: 85 }] }]), conv)).toBeUndefined();
+    // A title prompt whose messages hold something other than user text.
+    expect(recogniseSide(req([u('fix the parser'), a('fixed')], { system: 'You are a title generator.' }), conv)).toBeUndefined();
+    // A conversation whose own system prompt is a title generator's: its requests are the conversation.
+    const titler = { ...conv, system: 'You are a title generator.' };
+    expect(recogniseSide(req([...history, u('and this one')], { system: 'You are a title generator.' }), titler)).toBeUndefined();
+    // No conversation yet (a title asked before the first request).
+    expect(recogniseSide(req([u('fix the parser')], { system: 'You are a title generator.' }), { system: conv.system, entries: [] })).toBeUndefined();
+  });
+});
+
+describe('sideParams', () => {
+  const none: SideJob = { kind: 'title', client: 'opencode', instruction: 'x', tools: 'none' };
+  const all: SideJob = { ...none, tools: 'all' };
+  const client: RequestParams = { max_tokens: 64, temperature: 0.2 };
+  const conversation: RequestParams = { max_tokens: 8192, reasoning_effort: 'high', tool_choice: 'auto' };
+
+  it('where no parameter is keyed (OpenAI): the client\'s, with tool_choice none for a side that offered no tools', () => {
+    expect(sideParams(client, none, conversation, [])).toStrictEqual({ max_tokens: 64, temperature: 0.2, tool_choice: 'none' });
+    expect(sideParams(client, all, conversation, [])).toStrictEqual(client);
+  });
+
+  it('keyed parameters (Anthropic) are the conversation\'s, and an absent one is left out', () => {
+    const keyed = ['tool_choice', 'parallel_tool_calls', 'reasoning_effort', 'max_tokens'] as const;
+    expect(sideParams({ ...client, parallel_tool_calls: false }, none, conversation, keyed)).toStrictEqual({ max_tokens: 8192, temperature: 0.2, reasoning_effort: 'high', tool_choice: 'auto' });
+    expect(sideParams({ ...client, reasoning_effort: 'low' }, none, { max_tokens: 8192 }, keyed)).toStrictEqual({ max_tokens: 8192, temperature: 0.2 });
+  });
+});
