@@ -24,7 +24,7 @@ export function build(call: Call) {
   call.reqEvent = turn.append({
     type: 'llm.req', digest: built.digest, recipe_version: turn.session.window.recipe?.version ?? a.route.recipe.version,
     route: a.route.name, model: a.route.dialect.model, origin: call.origin, params, elided: built.elided, est_tokens: built.estTokens,
-    hints: hintsRecord(hints, encoded.cacheBreakpoints), cause,
+    hints: hintsRecord(hints, encoded), cause,
   });
   turn.sent(built.request);
   summaryOf(call.req).cause = cause;
