@@ -24,8 +24,18 @@ export interface OwnFigures {
   price?: Partial<Price>;
 }
 
-/** `fallbackContext`: `[window] context` when set (from 'window'), else the built-in default. */
-export function resolveFigures(own: OwnFigures, entry: CatalogueEntry | undefined, fallbackContext: Figure): RouteFigures {
+/**
+ * OpenAI, GPT-5.6 and later: "cache writes cost 1.25x the uncached input token rate" (the prompt
+ * caching guide); earlier models have no write fee.
+ */
+export const GPT56_WRITE_FACTOR = 1.25;
+
+/**
+ * `fallbackContext`: `[window] context` when set (from 'window'), else the built-in default.
+ * `writeFactor`: a cache write price this many times the input price, where neither config nor
+ * catalogue names one (a model family whose writes cost more than plain input).
+ */
+export function resolveFigures(own: OwnFigures, entry: CatalogueEntry | undefined, fallbackContext: Figure, writeFactor?: number): RouteFigures {
   const context: Figure = own.context !== undefined ? { value: own.context, from: 'config' }
     : entry?.context !== undefined ? { value: entry.context, from: 'catalogue' }
       : fallbackContext;
@@ -35,6 +45,9 @@ export function resolveFigures(own: OwnFigures, entry: CatalogueEntry | undefine
     const theirs = entry?.price[kind];
     if (mine !== undefined) prices[kind] = { value: mine, from: 'config' };
     else if (theirs !== undefined) prices[kind] = { value: theirs, from: 'catalogue' };
+  }
+  if (writeFactor !== undefined && prices.cache_write === undefined && prices.input !== undefined) {
+    prices.cache_write = { value: prices.input.value * writeFactor, from: 'default' };
   }
   const figures: RouteFigures = { context, prices };
   if (entry !== undefined) figures.catalogue = { provider: entry.provider, model: entry.model };
