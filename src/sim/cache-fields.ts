@@ -6,7 +6,8 @@
  * assistant message (not among the parts that take one). Both wires: chat content parts, and
  * Responses message parts and `function_call_output.output` parts.
  */
-import { invalidRequest, SimError } from './errors.js';
+import type { SimError } from './errors.js';
+import { invalidRequest } from './errors.js';
 import { isObject } from './request.js';
 
 /** Content that may hold parts: `where` names it in errors, `assistant` when OpenAI takes no marker there. */
