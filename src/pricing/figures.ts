@@ -32,8 +32,8 @@ export const GPT56_WRITE_FACTOR = 1.25;
 
 /**
  * `fallbackContext`: `[window] context` when set (from 'window'), else the built-in default.
- * `writeFactor`: a cache write price this many times the input price, where neither config nor
- * catalogue names one (a model family whose writes cost more than plain input).
+ * `writeFactor`: a cache write price this many times the input price, unless the config names one
+ * (a model family whose writes cost more than plain input, which the catalogue may not know).
  */
 export function resolveFigures(own: OwnFigures, entry: CatalogueEntry | undefined, fallbackContext: Figure, writeFactor?: number): RouteFigures {
   const context: Figure = own.context !== undefined ? { value: own.context, from: 'config' }
@@ -46,7 +46,8 @@ export function resolveFigures(own: OwnFigures, entry: CatalogueEntry | undefine
     if (mine !== undefined) prices[kind] = { value: mine, from: 'config' };
     else if (theirs !== undefined) prices[kind] = { value: theirs, from: 'catalogue' };
   }
-  if (writeFactor !== undefined && prices.cache_write === undefined && prices.input !== undefined) {
+  // Over the catalogue's figure too: @pydantic/genai-prices 0.1.8 lists gpt-5.6 writes at the input price.
+  if (writeFactor !== undefined && own.price?.cache_write === undefined && prices.input !== undefined) {
     prices.cache_write = { value: prices.input.value * writeFactor, from: 'default' };
   }
   const figures: RouteFigures = { context, prices };
