@@ -190,7 +190,8 @@ function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig, c
     cacheControl: model.cacheControl,
     topLevelCacheControl: model.cacheControlAt === undefined ? preset.topLevelCacheControl : model.cacheControlAt === 'top-level',
     affinityHeaders: preset.affinityHeaders,
-    refuses: preset.refuses,
+    // GPT-5.6+ refuse `prompt_cache_retention` ("not supported on this model"; docs/decisions.md, OpenAI explicit breakpoints).
+    refuses: takesExplicitBreakpoints(model.model) ? [...preset.refuses, 'prompt_cache_retention'] : preset.refuses,
     codexHeaders: provider.codexHeaders,
     promptCache: promptCacheOf(model, preset, provider),
     timeouts: provider.timeouts,

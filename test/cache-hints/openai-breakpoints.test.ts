@@ -109,12 +109,6 @@ describe('the encoders', () => {
     expect(last.input.filter((i) => i.type === 'function_call_output').every((i) => Array.isArray(i.output))).toBe(true);
   });
 
-  it('never sends prompt_cache_retention to GPT-5.6+', () => {
-    const req = { ...agent(0)[0]!, params: { extra: { wire: 'openai-chat', fields: { prompt_cache_retention: '24h' } } } };
-    expect(String(encodeChat(req, chatRoute, hints, opts).body)).not.toContain('prompt_cache_retention');
-    const old = { ...req, model: 'gpt-5.4' };
-    expect(String(encodeChat(old, chatRoute, { bodyKey: false, headers: {} }, opts).body)).toContain('prompt_cache_retention');
-  });
 });
 
 describe('the route setting', () => {
@@ -140,6 +134,12 @@ describe('the route setting', () => {
     expect(mode('openai/gpt-6')).toBe('implicit');
     expect(hintsFor(resolveRoute(config, 'new'), 's').promptCache).toBe('implicit');
     expect(hintsFor(resolveRoute(config, 'old'), 's').promptCache).toBeUndefined();
+  });
+
+  it('drops a client\'s prompt_cache_retention for GPT-5.6+ before the log, as a refused field', () => {
+    expect(resolveRoute(config, 'new').refuses).toContain('prompt_cache_retention');
+    expect(resolveRoute(config, 'newr').refuses).toContain('prompt_cache_retention');
+    expect(resolveRoute(config, 'old').refuses).not.toContain('prompt_cache_retention');
   });
 
   it('prices GPT-5.6+ writes at 1.25x input unless the config names a write price', () => {

@@ -77,11 +77,14 @@ async function codexShape(via: 'chat' | 'responses', client: OpenAI, model: stri
     const question = `${t} question ${i}: ${'why '.repeat(i + 1)}[[say answer ${i}]]`;
     const headers = { 'x-session-id': t };
     if (via === 'chat') {
-      const r = await client.chat.completions.create({ model, messages: [{ role: 'system', content: instructions }, { role: 'user', content: question }], tools: TOOLS }, { headers });
+      // Codex sends a retention GPT-5.6 refuses (hermes-agent #91164); the proxy drops it, straight to the simulator it is left out.
+      const retention = client === world.client ? { prompt_cache_retention: '24h' as const } : {};
+      const r = await client.chat.completions.create({ model, messages: [{ role: 'system', content: instructions }, { role: 'user', content: question }], tools: TOOLS, ...retention }, { headers });
       const d = r.usage!.prompt_tokens_details as { cached_tokens?: number; cache_write_tokens?: number } | undefined;
       out.push({ prompt: r.usage!.prompt_tokens, cached: d?.cached_tokens ?? 0, written: d?.cache_write_tokens ?? 0 });
     } else {
-      const r = await client.responses.create({ model, instructions, input: [{ role: 'user', content: question }], tools: RESPONSE_TOOLS, store: false, prompt_cache_key: t }, { headers });
+      const retention = client === world.client ? { prompt_cache_retention: '24h' as const } : {};
+      const r = await client.responses.create({ model, instructions, input: [{ role: 'user', content: question }], tools: RESPONSE_TOOLS, store: false, prompt_cache_key: t, ...retention }, { headers });
       const d = r.usage!.input_tokens_details as { cached_tokens: number; cache_write_tokens?: number };
       out.push({ prompt: r.usage!.input_tokens, cached: d.cached_tokens, written: d.cache_write_tokens ?? 0 });
     }
@@ -134,6 +137,9 @@ describe('a stable prefix before a changing message (openai/codex #35300)', () =
       const events = await sessionWith(world, t);
       const reqs = events.filter((e): e is Extract<LogEvent, { type: 'llm.req' }> => e.type === 'llm.req');
       expect(reqs.map((e) => e.hints?.prompt_cache)).toEqual(reqs.map(() => ({ mode: 'implicit', marks: [0] })));
+      // On its own wire the client's retention is dropped before the log, and named there; another wire never gets the client's fields.
+      const sameWire = (c.inbound === 'chat') === c.upstream.endsWith('completions');
+      expect(reqs.every((e) => e.params.extra?.dropped?.includes('prompt_cache_retention') === true)).toBe(sameWire);
     });
   }
 

@@ -4,7 +4,7 @@
  * whatever order the caller's objects hold their keys in. Tools are the exception on purpose:
  * they go as the client first sent them (the frozen catalog), key order included.
  */
-import { planMarks, sentMode, takesExplicitBreakpoints, type MarkPlan } from '../../cache-hints/openai-breakpoints.js';
+import { planMarks, sentMode, type MarkPlan } from '../../cache-hints/openai-breakpoints.js';
 import type { DialectRoute, EncodedRequest, WireHints } from '../../core/route.js';
 import type { AssistantMessage, ContentPart, NeutralMessage, NeutralRequest, OpaqueBlock } from '../../core/types.js';
 import type { EncodeOptions } from '../types.js';
@@ -37,8 +37,6 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
   const plan = hints.promptCache === undefined ? undefined : planMarks(req);
   const mode = plan === undefined ? undefined : sentMode(hints.promptCache!, plan);
   if (mode !== undefined) rest.prompt_cache_options = { mode };
-  // Refused on GPT-5.6+ ("prompt_cache_retention is not supported on this model"), whatever the client sent.
-  if (takesExplicitBreakpoints(req.model)) delete rest.prompt_cache_retention;
   // Top-level automatic caching, for routes that take it (OpenRouter to Claude); cache-hints decides.
   if (hints.cacheControl !== undefined) {
     rest.cache_control = hints.cacheControl === '1h' ? { type: 'ephemeral', ttl: '1h' } : { type: 'ephemeral' };

@@ -8,7 +8,7 @@
  * (the `append` policy puts a changed system prompt at the end) is a system message item where it
  * stands, so the instructions, and every byte before the change, stay as they were.
  */
-import { planMarks, sentMode, takesExplicitBreakpoints, type MarkPlan } from '../../cache-hints/openai-breakpoints.js';
+import { planMarks, sentMode, type MarkPlan } from '../../cache-hints/openai-breakpoints.js';
 import type { DialectRoute, EncodedRequest, WireHints } from '../../core/route.js';
 import type { AssistantMessage, ContentPart, NeutralMessage, NeutralRequest, OpaqueBlock, RequestParams, ToolSpec } from '../../core/types.js';
 import type { EncodeOptions } from '../types.js';
@@ -51,8 +51,6 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
   if (hints.bodyKey && hints.sessionKey !== undefined) body.prompt_cache_key = hints.sessionKey;
   const mode = plan === undefined ? undefined : sentMode(hints.promptCache!, plan);
   if (mode !== undefined) body.prompt_cache_options = { mode };
-  // Refused on GPT-5.6+ ("prompt_cache_retention is not supported on this model"), whatever the client sent.
-  if (takesExplicitBreakpoints(req.model)) delete (body as Record<string, unknown>).prompt_cache_retention;
   if (opts.stream) body.stream = true;
   // Not on this wire: stop, seed, presence_penalty, frequency_penalty (the API has no such fields).
   const encoded: EncodedRequest = { path: RESPONSES_PATH, headers: jsonHeaders(route, hints), body: JSON.stringify(body) };
