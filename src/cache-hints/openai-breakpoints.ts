@@ -61,8 +61,8 @@ export function planMarks(req: NeutralRequest): MarkPlan {
     lastBoundaryBefore(parts, lastReply),
     lastBoundaryBefore(parts, lastPlaceholder + 1),
   ];
-  const tokens = prefixTokens(req);
-  const marks = [...new Set(candidates)].filter((i) => i >= 0 && tokens[i]! >= MIN_PREFIX_TOKENS).sort((a, b) => a - b);
+  const first = firstCacheable(req);
+  const marks = [...new Set(candidates)].filter((i) => i >= first).sort((a, b) => a - b);
   return { marks: marks.slice(-MAX_MARKS), parts };
 }
 
@@ -77,10 +77,17 @@ function lastBoundaryBefore(parts: ReadonlySet<number>, end: number): number {
   return best;
 }
 
-/** Estimated tokens of tools and messages up to and including each message. */
-function prefixTokens(req: NeutralRequest): number[] {
+/**
+ * The first message whose end closes a prefix (tools included) of MIN_PREFIX_TOKENS estimated
+ * tokens; every later one does too, so the walk stops there rather than reading the whole request.
+ */
+function firstCacheable(req: NeutralRequest): number {
   let sum = req.tools.length === 0 ? 0 : estimateTextTokens(JSON.stringify(req.tools));
-  return req.messages.map((m) => (sum += estimateMessageTokens(m)));
+  for (let i = 0; i < req.messages.length; i++) {
+    sum += estimateMessageTokens(req.messages[i]!);
+    if (sum >= MIN_PREFIX_TOKENS) return i;
+  }
+  return req.messages.length;
 }
 
 /** The mode that goes on the wire: never `explicit` without a marker (it would turn caching off). */
