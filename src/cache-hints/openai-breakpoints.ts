@@ -20,14 +20,6 @@ export const MAX_MARKS = 3;
 /** A prefix shorter than this is not cached (GPT-5.6+: 1,024 tokens), so a marker there only costs a write. */
 const MIN_PREFIX_TOKENS = 1024;
 
-/** gpt-5.6 and later, gpt-6 and later, with or without an `org/` prefix and a suffix (`-sol`, `-mini`). */
-const FAMILY = /^(?:.*\/)?gpt-(?:5\.(?:[6-9]|\d{2,})|(?:[6-9]|\d{2,}))(?:[.-]|$)/i;
-
-/** The model takes `prompt_cache_breakpoint` and `prompt_cache_options` (older ones answer 400). */
-export function takesExplicitBreakpoints(model: string): boolean {
-  return FAMILY.test(model);
-}
-
 export interface MarkPlan {
   /** Message indexes that carry a marker on their last part, ascending; at most MAX_MARKS. */
   marks: number[];

@@ -4,7 +4,7 @@
  * `provider/model` route (memoised; the catalogue is read at the time the config loaded).
  */
 import { lookupCatalogue } from '../pricing/catalogue.js';
-import { takesExplicitBreakpoints } from '../cache-hints/openai-breakpoints.js';
+import { takesExplicitBreakpoints } from '../core/openai-family.js';
 import { GPT56_WRITE_FACTOR, resolveFigures, type OwnFigures, type RouteFigures } from '../pricing/figures.js';
 import { presetOf, type PresetName } from './presets.js';
 import type { ProviderConfig, ProviderRouteFigures, WindowDefaults, WindowSizes } from './types.js';

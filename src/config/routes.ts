@@ -9,7 +9,7 @@ import { NEW_SESSION_WINDOW_VERSION, type Recipe } from '../core/events.js';
 import type { DialectRoute } from '../core/route.js';
 import type { RouteFigures } from '../pricing/figures.js';
 import type { Price } from '../pricing/price.js';
-import { takesExplicitBreakpoints, type PromptCacheMode } from '../cache-hints/openai-breakpoints.js';
+import { takesExplicitBreakpoints } from '../core/openai-family.js';
 import { presetOf, type CacheControlMode, type CacheKeyMode, type Preset, type PresetName } from './presets.js';
 import type { Config, ModelConfig, ProviderConfig, Timeouts } from './types.js';
 
@@ -37,7 +37,7 @@ export interface Route {
   refuses: readonly string[];
   codexHeaders: boolean;
   /** OpenAI's GPT-5.6+ breakpoints and the mode they go with; `off`: neither field is sent. */
-  promptCache: 'off' | PromptCacheMode;
+  promptCache: 'off' | 'implicit' | 'explicit';
   timeouts: Timeouts;
   /** Context and prices with their sources (`proxy models`). */
   figures: RouteFigures;
@@ -213,7 +213,7 @@ function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig, c
  * upstream is one known to take them: not the ChatGPT Codex backend, which refuses all three cache
  * fields (docs/decisions.md, OpenAI explicit breakpoints). `implicit`/`explicit` force them on.
  */
-function promptCacheOf(model: ModelConfig, preset: Preset, provider: ProviderConfig): 'off' | PromptCacheMode {
+function promptCacheOf(model: ModelConfig, preset: Preset, provider: ProviderConfig): 'off' | 'implicit' | 'explicit' {
   const setting = model.promptCacheBreakpoints ?? 'auto';
   if (setting !== 'auto') return setting;
   const codex = provider.codexHeaders || (provider.baseUrl !== undefined && new URL(provider.baseUrl).hostname === 'chatgpt.com');

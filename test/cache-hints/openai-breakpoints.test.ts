@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { planMarks, sentMode, takesExplicitBreakpoints } from '../../src/cache-hints/openai-breakpoints.js';
+import { planMarks, sentMode } from '../../src/cache-hints/openai-breakpoints.js';
+import { takesExplicitBreakpoints } from '../../src/core/openai-family.js';
 import { hintsFor } from '../../src/cache-hints/session-hints.js';
 import { resolveRoute, withSimulator } from '../../src/config/routes.js';
 import type { DialectRoute, WireHints } from '../../src/core/route.js';
