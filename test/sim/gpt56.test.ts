@@ -68,6 +68,28 @@ describe('GPT-5.6 mode: the cache works at breakpoints', () => {
     expect(details(c.json).cache_write_tokens).toBeGreaterThan(9000);
   });
 
+  it('writes one implicit and the latest three markers in implicit mode, the latest four in explicit mode', async () => {
+    const s = await start();
+    const marked = (content: string) => [{ type: 'text', text: content, prompt_cache_breakpoint: MARK }];
+    /** A request with five markers (the system prompt's the oldest), then the probe, which shares its first `keep` messages. */
+    const probe = async (t: string, mode: 'implicit' | 'explicit', keep: number) => {
+      const sys = { role: 'system', content: marked(text(1500, `${t}-sys`)) };
+      const users = [1, 2, 3, 4].map((n) => ({ role: 'user', content: marked(text(300, `${t}-u${n}`)) }));
+      const a = await post(s, { model: 'gpt-5.6', messages: [sys, ...users, user(`${t} last [[say ok]]`)], prompt_cache_options: { mode } });
+      expect(a.status).toBe(200);
+      const b = await post(s, { model: 'gpt-5.6', messages: [sys, ...users.slice(0, keep - 1), user(`${t} other [[say ok]]`)], prompt_cache_options: { mode } });
+      return details(b.json).cached_tokens;
+    };
+    // The system prompt's marker, fifth latest, is written in neither mode.
+    expect(await probe('sys-implicit', 'implicit', 1)).toBe(0);
+    expect(await probe('sys-explicit', 'explicit', 1)).toBe(0);
+    // The first user message's, fourth latest, only in explicit mode.
+    expect(await probe('u1-implicit', 'implicit', 2)).toBe(0);
+    expect(await probe('u1-explicit', 'explicit', 2)).toBeGreaterThan(1800);
+    // The second's, third latest, in both.
+    expect(await probe('u2-implicit', 'implicit', 3)).toBeGreaterThan(2100);
+  });
+
   it('older modes answer 400 to the fields; GPT-5.6 to prompt_cache_retention and to a marker on an assistant message', async () => {
     const s = await start();
     const msgs = [{ role: 'system', content: [{ type: 'text', text: 'sys', prompt_cache_breakpoint: MARK }] }, user('hi')];
