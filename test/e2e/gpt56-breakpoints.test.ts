@@ -50,6 +50,13 @@ provider = "r56"
 model = "gpt-5.6-sol"
 price = { input = 5, cache_read = 0.5, output = 30 }
 
+[models.small56]
+provider = "c56"
+model = "gpt-5.6-sol"
+context = 24000
+output_reserve = 2000
+max_result_tokens = 4000
+
 [models.chat54]
 provider = "c54"
 model = "gpt-5.4"
@@ -200,6 +207,31 @@ describe('an append-only agent with the markers on', () => {
       }
     }
     expect(sent.some((r) => (r.body.input as { type: string; output?: unknown }[]).some((i) => i.type === 'function_call_output' && Array.isArray(i.output)))).toBe(true);
+  });
+});
+
+describe('a session the window trims', () => {
+  it('marks the last trim point too, never an assistant message, and replay agrees', async () => {
+    const t = tag('trim');
+    const from = world.tap.requests.length;
+    await toolSession(world, 'small56', t, { rounds: 14, resultTokens: 1500, systemTokens: 2000 });
+    const events = await sessionWith(world, t);
+    const reqs = events.filter((e): e is Extract<LogEvent, { type: 'llm.req' }> => e.type === 'llm.req');
+    expect(reqs.some((e) => e.elided.length > 0)).toBe(true);
+    const sent = wire(world, '/gpt56/v1/chat/completions', from);
+    expect(sent).toHaveLength(reqs.length);
+    let withTrimPoint = 0;
+    sent.forEach((r, k) => {
+      const msgs = r.body.messages as { role: string; content: unknown }[];
+      const marked = msgs.flatMap((m, i) => (Array.isArray(m.content) && JSON.stringify(m.content).includes('prompt_cache_breakpoint') ? [i] : []));
+      expect(marked).toEqual(reqs[k]!.hints!.prompt_cache!.marks);
+      expect(marked.length).toBeLessThanOrEqual(3);
+      for (const i of marked) expect(msgs[i]!.role).not.toBe('assistant');
+      const placeholder = msgs.findLastIndex((m) => JSON.stringify(m.content).includes('[elided seq='));
+      if (placeholder >= 0 && marked.some((i) => i <= placeholder && i > 0)) withTrimPoint++;
+    });
+    expect(withTrimPoint).toBeGreaterThan(0);
+    for (const r of verifyEvents(events, { file: 'x' })) expect(r.problem).toBeUndefined();
   });
 });
 
