@@ -6,7 +6,9 @@
  * The leading system message goes as `instructions`, the field Codex uses, whose cache hit rates
  * were measured at 84-95% (docs/decisions.md, Responses keep_reasoning); any later system message
  * (the `append` policy puts a changed system prompt at the end) is a system message item where it
- * stands, so the instructions, and every byte before the change, stay as they were.
+ * stands, so the instructions, and every byte before the change, stay as they were. A route that
+ * places OpenAI's breakpoints sends the system prompt as a leading developer item instead, since
+ * `instructions` cannot carry one (docs/decisions.md, OpenAI explicit breakpoints).
  */
 import { planMarks, sentMode, type MarkPlan } from '../../cache-hints/openai-breakpoints.js';
 import type { DialectRoute, EncodedRequest, WireHints } from '../../core/route.js';
