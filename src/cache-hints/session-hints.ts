@@ -6,7 +6,7 @@
  */
 import { sha256Hex } from '../core/canonical.js';
 import type { HintsRecord } from '../core/events.js';
-import type { WireHints } from '../core/route.js';
+import type { EncodedRequest, WireHints } from '../core/route.js';
 import type { Route } from '../config/routes.js';
 
 /**
@@ -34,6 +34,7 @@ export function hintsFor(route: Route, sessionId: string): WireHints {
     // Only a key that goes somewhere is handed over: what the hints hold is what is sent.
     if (hints.bodyKey || Object.keys(hints.headers).length > 0) hints.sessionKey = key;
   }
+  if (route.promptCache !== 'off') hints.promptCache = route.promptCache;
   if (route.cacheControl !== 'off') {
     hints.cacheControl = route.cacheControl;
     hints.cacheControlAt = route.topLevelCacheControl ? 'top-level' : 'breakpoints';
@@ -42,12 +43,14 @@ export function hintsFor(route: Route, sessionId: string): WireHints {
 }
 
 /** What was sent, for `llm.req`: whether the body carried the key, which headers, which cache ask. */
-export function hintsRecord(hints: WireHints, breakpoints?: number): HintsRecord {
+export function hintsRecord(hints: WireHints, encoded: Pick<EncodedRequest, 'cacheBreakpoints' | 'promptCache'> = {}): HintsRecord {
+  const breakpoints = encoded.cacheBreakpoints;
   const record: HintsRecord = {};
   if (hints.bodyKey && hints.sessionKey !== undefined) record.session_key = true;
   const headers = Object.keys(hints.headers).sort();
   if (headers.length > 0) record.headers = headers;
   if (hints.cacheControl !== undefined) record.cache_control = hints.cacheControl;
   if (breakpoints !== undefined && breakpoints > 0) record.breakpoints = breakpoints;
+  if (encoded.promptCache !== undefined) record.prompt_cache = { mode: encoded.promptCache.mode, marks: [...encoded.promptCache.marks] };
   return record;
 }

@@ -3,6 +3,7 @@
  * before it, under the recipe the log recorded. A request verifies only when its rebuilt digest
  * and its newly elided set equal what `llm.req` recorded. Nothing here reads config or a clock.
  */
+import { planMarks } from '../cache-hints/openai-breakpoints.js';
 import { ProxyError } from '../core/errors.js';
 import { WINDOW_VERSIONS, type EventOf, type LogEvent } from '../core/events.js';
 import type { NeutralRequest } from '../core/types.js';
@@ -67,15 +68,31 @@ function rebuild(state: WindowState, event: EventOf<'llm.req'>, line: number, fi
   }
   const sameElided = sameSet(result.elided, event.elided);
   const sameFolded = sameSet(result.folded.map((f) => f.seq), (event.folded ?? []).map((f) => f.seq));
-  const ok = result.digest === event.digest && sameElided && sameFolded;
+  const marks = marksProblem(result.request, event);
+  const ok = result.digest === event.digest && sameElided && sameFolded && marks === undefined;
   const rebuilt: Rebuilt = { seq: event.seq, line, digest: result.digest, recorded: event.digest, ok, request: result.request };
   if (!ok) {
     rebuilt.problem = result.digest !== event.digest
       ? `digest ${result.digest} differs from the recorded ${event.digest}`
       : !sameElided ? `elided [${result.elided.join(',')}] differs from the recorded [${event.elided.join(',')}]`
-        : `folded [${result.folded.map((f) => f.seq).join(',')}] differs from the recorded [${(event.folded ?? []).map((f) => f.seq).join(',')}]`;
+        : !sameFolded ? `folded [${result.folded.map((f) => f.seq).join(',')}] differs from the recorded [${(event.folded ?? []).map((f) => f.seq).join(',')}]`
+          : marks;
   }
   return rebuilt;
+}
+
+/**
+ * The OpenAI breakpoints the request carried, placed again from the rebuilt request: the wire is a
+ * function of the request, the route and these, so equal marks give equal bytes. A log without the
+ * record (older, or a route that sent none) has nothing to check.
+ */
+function marksProblem(request: NeutralRequest, event: EventOf<'llm.req'>): string | undefined {
+  const recorded = event.hints?.prompt_cache;
+  if (recorded === undefined) return undefined;
+  const marks = planMarks(request).marks;
+  if (marks.join(',') !== recorded.marks.join(',')) return `cache breakpoints [${marks.join(',')}] differ from the recorded [${recorded.marks.join(',')}]`;
+  if (recorded.mode === 'explicit' && marks.length === 0) return 'explicit cache mode recorded without a breakpoint';
+  return undefined;
 }
 
 function sameSet(a: readonly number[], b: readonly number[]): boolean {

@@ -271,6 +271,11 @@ function buildModel(
     problems.push({ key: `${at}.cache_control_at`, detail: `"breakpoints" needs a provider on the Anthropic Messages wire; ${providerEntry.preset} takes a top-level cache_control` });
     return undefined;
   }
+  const forced = entry.prompt_cache_breakpoints;
+  if ((forced === 'implicit' || forced === 'explicit') && preset.wire !== 'openai-chat' && preset.wire !== 'openai-responses') {
+    problems.push({ key: `${at}.prompt_cache_breakpoints`, detail: `OpenAI's breakpoints go on the Chat Completions or Responses wire; ${providerEntry.preset} speaks ${preset.wire}` });
+    return undefined;
+  }
   const fallback = entry.fallback ?? [];
   for (const [i, other] of fallback.entries()) {
     const otherEntry = Object.hasOwn(entries, other) ? entries[other] : undefined;
@@ -292,6 +297,7 @@ function buildModel(
     cacheKey: entry.cache_key ?? preset.cacheKey,
     cacheControl: entry.cache_control ?? preset.cacheControl,
     ...(entry.cache_control_at === undefined ? {} : { cacheControlAt: entry.cache_control_at }),
+    ...(entry.prompt_cache_breakpoints === undefined ? {} : { promptCacheBreakpoints: entry.prompt_cache_breakpoints }),
     reasoningOut: entry.reasoning ?? preset.reasoningOut,
     system: entry.system ?? 'follow',
     clientDrops: entry.client_drops ?? 'follow',

@@ -12,6 +12,8 @@ import type { ReasoningOut, WireFormat } from '../core/route.js';
 /** How the session key reaches the upstream (docs/architecture.md section 7). */
 export type CacheKeyMode = 'session' | 'header' | 'off';
 export type CacheControlMode = 'off' | 'ephemeral' | '1h';
+/** `[models] prompt_cache_breakpoints` (docs/decisions.md, OpenAI explicit breakpoints). */
+export type PromptCacheSetting = 'auto' | 'off' | 'implicit' | 'explicit';
 
 export interface Preset {
   wire: WireFormat;
@@ -35,6 +37,12 @@ export interface Preset {
   topLevelCacheControl: boolean;
   /** Default `cache_control` for the preset's models. */
   cacheControl: CacheControlMode;
+  /**
+   * The server takes OpenAI's `prompt_cache_breakpoint` and `prompt_cache_options` for the models
+   * that know them, so `auto` sends them there. Not the Codex backend, NVIDIA NIM or OpenRouter
+   * (400s reported; docs/decisions.md, OpenAI explicit breakpoints).
+   */
+  explicitBreakpoints: boolean;
   /** A dialect for this wire format exists; routes to others fail at request time, the config still loads. */
   ready: boolean;
   /**
@@ -59,6 +67,7 @@ const chat = {
   cacheKey: 'session',
   topLevelCacheControl: false,
   cacheControl: 'off',
+  explicitBreakpoints: false,
   ready: true,
   refuses: [],
 } as const satisfies Partial<Preset>;
@@ -66,7 +75,7 @@ const chat = {
 export const PRESETS = {
   // OpenAI sends no reasoning in chat completions and refuses unknown message fields, so nothing
   // goes back; the body key is its own field (prompt_cache_key).
-  openai: { ...chat, baseUrl: 'https://api.openai.com/v1', apiKeyEnv: 'OPENAI_API_KEY', reasoningOut: 'none', catalogue: 'openai' },
+  openai: { ...chat, baseUrl: 'https://api.openai.com/v1', apiKeyEnv: 'OPENAI_API_KEY', reasoningOut: 'none', catalogue: 'openai', explicitBreakpoints: true },
   // OpenRouter reads `reasoning` and its alias `reasoning_content` (used in practice); its
   // own reasoning_details go back from their origin through the dialect. Sticky key: x-session-id,
   // with prompt_cache_key as its fallback.
@@ -145,7 +154,7 @@ export const PRESETS = {
     ...chat, fromEnv: false, reasoningOut: 'reasoning_content', affinityHeaders: ['x-session-id', 'x-session-affinity'],
   },
   // The simulator (docs/architecture.md section 9). Without base_url the proxy starts it on loopback itself.
-  sim: { ...chat, fromEnv: false, reasoningOut: 'reasoning_content', affinityHeaders: ['x-session-id'] },
+  sim: { ...chat, fromEnv: false, reasoningOut: 'reasoning_content', affinityHeaders: ['x-session-id'], explicitBreakpoints: true },
   // Anthropic caches only when asked, so its models ask for the five-minute cache by default
   // (docs/decisions.md, Anthropic caches only when asked), as the request's top-level
   // cache_control, which the API applies to the last cacheable block (SDK MessageCreateParamsBase,
@@ -165,7 +174,7 @@ export const PRESETS = {
   // prompt_cache_key, and Codex's session headers for a ChatGPT-plan credential (codex_headers).
   'openai-responses': {
     ...chat, wire: 'openai-responses', baseUrl: 'https://api.openai.com/v1', apiKeyEnv: 'OPENAI_API_KEY',
-    fromEnv: false, reasoningOut: 'none', catalogue: 'openai', genAi: 'openai',
+    fromEnv: false, reasoningOut: 'none', catalogue: 'openai', genAi: 'openai', explicitBreakpoints: true,
   },
 } as const satisfies Record<string, Preset>;
 

@@ -4,7 +4,8 @@
  * `provider/model` route (memoised; the catalogue is read at the time the config loaded).
  */
 import { lookupCatalogue } from '../pricing/catalogue.js';
-import { resolveFigures, type OwnFigures, type RouteFigures } from '../pricing/figures.js';
+import { takesExplicitBreakpoints } from '../core/openai-family.js';
+import { GPT56_WRITE_FACTOR, resolveFigures, type OwnFigures, type RouteFigures } from '../pricing/figures.js';
 import { presetOf, type PresetName } from './presets.js';
 import type { ProviderConfig, ProviderRouteFigures, WindowDefaults, WindowSizes } from './types.js';
 import { computeSizes, fallbackContext, type SizeOverrides, type SizesResult } from './window-sizes.js';
@@ -15,7 +16,9 @@ export function sizeRoute(
 ): { figures: RouteFigures; sizes: SizesResult } {
   const provider = presetOf(preset).catalogue;
   const entry = provider === undefined ? undefined : lookupCatalogue(provider, model, at);
-  const figures = resolveFigures(own, entry, fallbackContext(window));
+  // GPT-5.6+ writes cost 1.25x input wherever the model is served (figures.ts); the catalogue may predate the family.
+  const writeFactor = takesExplicitBreakpoints(model) ? GPT56_WRITE_FACTOR : undefined;
+  const figures = resolveFigures(own, entry, fallbackContext(window), writeFactor);
   const sizes = computeSizes(own, window, figures.context, prefix);
   if (sizes.ok) {
     const from = own.output_reserve !== undefined && prefix !== undefined ? 'config' : window.output_reserve !== undefined ? 'window' : 'default';

@@ -9,7 +9,8 @@ import { NEW_SESSION_WINDOW_VERSION, type Recipe } from '../core/events.js';
 import type { DialectRoute } from '../core/route.js';
 import type { RouteFigures } from '../pricing/figures.js';
 import type { Price } from '../pricing/price.js';
-import { presetOf, type CacheControlMode, type CacheKeyMode, type PresetName } from './presets.js';
+import { takesExplicitBreakpoints } from '../core/openai-family.js';
+import { presetOf, type CacheControlMode, type CacheKeyMode, type Preset, type PresetName } from './presets.js';
 import type { Config, ModelConfig, ProviderConfig, Timeouts } from './types.js';
 
 export interface Route {
@@ -35,6 +36,8 @@ export interface Route {
   /** Client fields the upstream refuses (the preset's list), left out of what passes through. */
   refuses: readonly string[];
   codexHeaders: boolean;
+  /** OpenAI's GPT-5.6+ breakpoints and the mode they go with; `off`: neither field is sent. */
+  promptCache: 'off' | 'implicit' | 'explicit';
   timeouts: Timeouts;
   /** Context and prices with their sources (`proxy models`). */
   figures: RouteFigures;
@@ -189,8 +192,10 @@ function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig, c
     cacheControl: model.cacheControl,
     topLevelCacheControl: model.cacheControlAt === undefined ? preset.topLevelCacheControl : model.cacheControlAt === 'top-level',
     affinityHeaders: preset.affinityHeaders,
-    refuses: preset.refuses,
+    // GPT-5.6+ refuse `prompt_cache_retention` ("not supported on this model"; docs/decisions.md, OpenAI explicit breakpoints).
+    refuses: takesExplicitBreakpoints(model.model) ? [...preset.refuses, 'prompt_cache_retention'] : preset.refuses,
     codexHeaders: provider.codexHeaders,
+    promptCache: promptCacheOf(model, preset, provider),
     timeouts: provider.timeouts,
     figures: model.figures,
     deployments: [deploymentOf(provider)],
@@ -203,4 +208,16 @@ function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig, c
   if (model.figures.price !== undefined) route.price = model.figures.price;
   if (model.thinking !== undefined) route.thinking = model.thinking;
   return route;
+}
+
+/**
+ * `auto`: implicit mode where the model family takes the fields (older models answer 400) and the
+ * upstream is one known to take them: not the ChatGPT Codex backend, which refuses all three cache
+ * fields (docs/decisions.md, OpenAI explicit breakpoints). `implicit`/`explicit` force them on.
+ */
+function promptCacheOf(model: ModelConfig, preset: Preset, provider: ProviderConfig): 'off' | 'implicit' | 'explicit' {
+  const setting = model.promptCacheBreakpoints ?? 'auto';
+  if (setting !== 'auto') return setting;
+  const codex = provider.codexHeaders || (provider.baseUrl !== undefined && new URL(provider.baseUrl).hostname === 'chatgpt.com');
+  return preset.explicitBreakpoints && !codex && takesExplicitBreakpoints(model.model) ? 'implicit' : 'off';
 }

@@ -101,6 +101,8 @@ export const modelSchema = table({
   cache_key: oneOf(['session', 'header', 'off']).optional(),
   cache_control: oneOf(['off', 'ephemeral', '1h']).optional(),
   cache_control_at: oneOf(['top-level', 'breakpoints']).optional(),
+  /** OpenAI GPT-5.6+ `prompt_cache_breakpoint` markers; `auto`: where the model and the upstream take them. */
+  prompt_cache_breakpoints: oneOf(['auto', 'off', 'implicit', 'explicit']).optional(),
   reasoning: oneOf(['reasoning_content', 'reasoning', 'none']).optional(),
   system: oneOf(['follow', 'append']).optional(),
   client_drops: oneOf(['follow', 'absorb']).optional(),

@@ -7,7 +7,7 @@ import type { ToolCap } from '../core/events.js';
 import type { ReasoningOut } from '../core/route.js';
 import type { RouteFigures } from '../pricing/figures.js';
 import type { Price } from '../pricing/price.js';
-import type { CacheControlMode, CacheKeyMode, PresetName } from './presets.js';
+import type { CacheControlMode, CacheKeyMode, PresetName, PromptCacheSetting } from './presets.js';
 
 const REDACTED = '[redacted]';
 
@@ -91,6 +91,8 @@ export interface ModelConfig {
   cacheControl: CacheControlMode;
   /** Where `cache_control` goes; undefined: as the preset takes it. */
   cacheControlAt?: 'top-level' | 'breakpoints';
+  /** `prompt_cache_breakpoints`; absent: `auto`. */
+  promptCacheBreakpoints?: PromptCacheSetting;
   reasoningOut: ReasoningOut;
   system: 'follow' | 'append';
   clientDrops: 'follow' | 'absorb';

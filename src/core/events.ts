@@ -82,6 +82,12 @@ export interface HintsRecord {
   headers?: string[];
   cache_control?: string;
   breakpoints?: number;
+  /**
+   * OpenAI's GPT-5.6+ breakpoints: the `prompt_cache_options` mode sent and the message indexes
+   * marked. Replay places them again from the rebuilt request and checks they are these. Absent in
+   * older logs and where the route sends none.
+   */
+  prompt_cache?: { mode: 'implicit' | 'explicit'; marks: number[] };
 }
 
 export interface Timings {

@@ -60,6 +60,12 @@ export interface WireHints {
    * (see `cache-hints/breakpoints.ts`).
    */
   cacheControlAt?: 'top-level' | 'breakpoints';
+  /**
+   * OpenAI's GPT-5.6+ breakpoints (cache-hints/openai-breakpoints.ts): the dialect marks the stable
+   * boundaries and sends `prompt_cache_options` with this mode (`explicit` only when it placed a
+   * marker). Absent: neither field goes.
+   */
+  promptCache?: 'implicit' | 'explicit';
 }
 
 export interface EncodedRequest {
@@ -70,4 +76,6 @@ export interface EncodedRequest {
   body: string | Buffer;
   /** Explicit cache breakpoints the dialect put on blocks (for `llm.req` hints); absent: none. */
   cacheBreakpoints?: number;
+  /** OpenAI breakpoints: the mode sent and the message indexes marked (for `llm.req`, so replay can check them). */
+  promptCache?: { mode: 'implicit' | 'explicit'; marks: number[] };
 }

@@ -24,8 +24,18 @@ export interface OwnFigures {
   price?: Partial<Price>;
 }
 
-/** `fallbackContext`: `[window] context` when set (from 'window'), else the built-in default. */
-export function resolveFigures(own: OwnFigures, entry: CatalogueEntry | undefined, fallbackContext: Figure): RouteFigures {
+/**
+ * OpenAI, GPT-5.6 and later: "cache writes cost 1.25x the uncached input token rate" (the prompt
+ * caching guide); earlier models have no write fee.
+ */
+export const GPT56_WRITE_FACTOR = 1.25;
+
+/**
+ * `fallbackContext`: `[window] context` when set (from 'window'), else the built-in default.
+ * `writeFactor`: a cache write price this many times the input price, unless the config names one
+ * (a model family whose writes cost more than plain input, which the catalogue may not know).
+ */
+export function resolveFigures(own: OwnFigures, entry: CatalogueEntry | undefined, fallbackContext: Figure, writeFactor?: number): RouteFigures {
   const context: Figure = own.context !== undefined ? { value: own.context, from: 'config' }
     : entry?.context !== undefined ? { value: entry.context, from: 'catalogue' }
       : fallbackContext;
@@ -35,6 +45,10 @@ export function resolveFigures(own: OwnFigures, entry: CatalogueEntry | undefine
     const theirs = entry?.price[kind];
     if (mine !== undefined) prices[kind] = { value: mine, from: 'config' };
     else if (theirs !== undefined) prices[kind] = { value: theirs, from: 'catalogue' };
+  }
+  // Over the catalogue's figure too: @pydantic/genai-prices 0.1.8 lists gpt-5.6 writes at the input price.
+  if (writeFactor !== undefined && own.price?.cache_write === undefined && prices.input !== undefined) {
+    prices.cache_write = { value: prices.input.value * writeFactor, from: 'default' };
   }
   const figures: RouteFigures = { context, prices };
   if (entry !== undefined) figures.catalogue = { provider: entry.provider, model: entry.model };

@@ -1,5 +1,5 @@
 /**
- * `proxy sim --port P --replicas N --routing session|prefix|random [--mode openai|deepseek|cerebras|openrouter|gemini]
+ * `proxy sim --port P --replicas N --routing session|prefix|random [--mode openai|gpt56|deepseek|cerebras|openrouter|gemini]
  * [--seed S] [--host H] [--context T] [--ttl-ms MS] [--require-reasoning] [--api-key K]`:
  * runs the simulator until SIGINT or SIGTERM. The first line printed is the base URL.
  */
@@ -9,9 +9,9 @@ import { createSim } from './server.js';
 import { SIM_MODES, SIM_ROUTINGS, type SimMode, type SimOptions, type SimRouting } from './types.js';
 
 export const SIM_USAGE = `usage: proxy sim [--port 8790] [--host 127.0.0.1] [--replicas 1] [--routing session|prefix|random]
-                 [--mode openai|deepseek|cerebras|openrouter|gemini] [--seed 0] [--context 131072]
+                 [--mode openai|gpt56|deepseek|cerebras|openrouter|gemini] [--seed 0] [--context 131072]
                  [--ttl-ms 300000] [--require-reasoning] [--api-key KEY]
-  /v1 serves --mode; /openai/v1, /deepseek/v1, /cerebras/v1, /openrouter/v1 and /gemini/v1 serve one mode each.
+  /v1 serves --mode; /openai/v1, /gpt56/v1 (GPT-5.6's breakpoint cache), /deepseek/v1, /cerebras/v1, /openrouter/v1 and /gemini/v1 serve one mode each.
   Admin: GET /_sim/stats, GET /_sim/requests, POST /_sim/advance?ms=N, POST /_sim/reset.`;
 
 export interface SimCommandIO {

@@ -14,7 +14,9 @@ import { sha256Hex } from '../core/canonical.js';
 import { parseChatRequest } from './request.js';
 import { Router } from './routing.js';
 import { checkConversation } from './strict.js';
-import { BLOCK_TOKENS, renderPrompt, TokenSeq } from './tokens.js';
+import { BLOCK_TOKENS, messageBoundaries, renderPrompt, TokenSeq } from './tokens.js';
+import { checkCacheFields } from './cache-fields.js';
+import { readAndWrite as readAndWriteAt } from './prompt-breakpoints.js';
 import type { SessionKeySource, SimMode, SimRecord, SimRouting, SimStats } from './types.js';
 
 /** The options with defaults filled in. */
@@ -80,7 +82,7 @@ export class SimEngine {
   record(path: string, mode: SimMode): SimRecord {
     const record: SimRecord = {
       seq: this.records.length + 1, path, mode, model: null, replica: null, sessionKey: null, sessionKeySource: null,
-      promptTokens: 0, cachedTokens: 0, completionTokens: 0, reasoningTokens: 0, stream: false, status: 0, error: null,
+      promptTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, completionTokens: 0, reasoningTokens: 0, stream: false, status: 0, error: null,
       reasoning: zeroCounts(), opaque: zeroOpaque(), costUsd: null, receivedAt: this.now(), firstByteAt: null, finishedAt: null, closedEarly: false, closedAt: null,
     };
     this.records.push(record);
@@ -106,6 +108,7 @@ export class SimEngine {
     const { counts, problems } = this.#memory.check(req.messages, mode.backField, rules?.givesReasoningBack.bind(rules));
     record.reasoning = counts;
     checkConversation(req.messages, mode);
+    const cacheMode = checkCacheFields(req.body, req.messages.map((m, i) => ({ content: m.content, where: `messages.[${i}].content`, assistant: m.role === 'assistant' })), mode.breakpoints);
     if (rules !== undefined) record.opaque = rules.checkHistory(req);
     const problem = problems[0];
     if (this.#config.requireReasoning && problem !== undefined) {
@@ -138,10 +141,18 @@ export class SimEngine {
     record.sessionKeySource = session?.source ?? null;
     const replica = this.#router.pick(record.sessionKey, tokens);
     record.replica = replica;
-    const caching = rules?.caching(req) ?? 'auto';
-    record.cachedTokens = caching === 'off' ? 0 : this.#readAndWrite(replica, tokens);
-    // What a cache that was asked for wrote: the whole blocks it did not already hold.
-    const cacheWrite = caching === 'asked' && tokens.count >= MIN_CACHED_PROMPT ? tokens.fullBlocks * BLOCK_TOKENS - record.cachedTokens : 0;
+    let cacheWrite = 0;
+    if (mode.breakpoints) {
+      const outcome = readAndWriteAt(this.#caches[replica]!, tokens.bytes, messageBoundaries(req.tools, req.messages), cacheMode, this.now(), this.#config.ttlMs);
+      record.cachedTokens = outcome.cached;
+      cacheWrite = outcome.written;
+    } else {
+      const caching = rules?.caching(req) ?? 'auto';
+      record.cachedTokens = caching === 'off' ? 0 : this.#readAndWrite(replica, tokens);
+      // What a cache that was asked for wrote: the whole blocks it did not already hold.
+      cacheWrite = caching === 'asked' && tokens.count >= MIN_CACHED_PROMPT ? tokens.fullBlocks * BLOCK_TOKENS - record.cachedTokens : 0;
+    }
+    record.cacheWriteTokens = cacheWrite;
     record.completionTokens = plan.completionTokens;
     record.reasoningTokens = plan.reasoningTokens;
     this.#memory.remember(plan);

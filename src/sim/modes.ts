@@ -37,6 +37,12 @@ export interface ModeSpec {
   rejectsReasoningContent: boolean;
   /** DeepSeek V4 thinking mode: an assistant turn with tool calls must carry `reasoning_content`. */
   requiresReasoningOnToolTurns: boolean;
+  /**
+   * GPT-5.6 and later: the cache works at breakpoints (prompt-breakpoints.ts) and the request may
+   * carry `prompt_cache_options` and `prompt_cache_breakpoint`, which every other mode answers
+   * with a 400 (cache-fields.ts).
+   */
+  breakpoints: boolean;
   usage(u: UsageCounts): Record<string, unknown>;
   /** The mode's own rules, made once per simulator (they remember the replies they made). */
   rules?: () => ModeRules;
@@ -53,6 +59,21 @@ function openaiUsage(u: UsageCounts): Record<string, unknown> {
 }
 
 export const MODES: Record<SimMode, ModeSpec> = {
+  // GPT-5.6 and later: writes are reported (and billed at 1.25x input) beside the reads.
+  gpt56: {
+    mode: 'gpt56',
+    replyField: 'reasoning_content',
+    alwaysThinks: false,
+    backField: 'reasoning_content',
+    rejectsReasoningContent: false,
+    requiresReasoningOnToolTurns: false,
+    breakpoints: true,
+    usage: (u) => {
+      const usage = openaiUsage(u);
+      usage.prompt_tokens_details = { cached_tokens: u.cached, cache_write_tokens: u.cacheWrite };
+      return usage;
+    },
+  },
   openai: {
     mode: 'openai',
     replyField: 'reasoning_content',
@@ -60,6 +81,7 @@ export const MODES: Record<SimMode, ModeSpec> = {
     backField: 'reasoning_content',
     rejectsReasoningContent: false,
     requiresReasoningOnToolTurns: false,
+    breakpoints: false,
     usage: openaiUsage,
   },
   deepseek: {
@@ -69,6 +91,7 @@ export const MODES: Record<SimMode, ModeSpec> = {
     backField: 'reasoning_content',
     rejectsReasoningContent: false,
     requiresReasoningOnToolTurns: true,
+    breakpoints: false,
     // DeepSeek reports hits and misses, and (as far as known) not prompt_tokens_details.
     usage: (u) => ({
       prompt_tokens: u.prompt,
@@ -86,6 +109,7 @@ export const MODES: Record<SimMode, ModeSpec> = {
     backField: 'reasoning',
     rejectsReasoningContent: true,
     requiresReasoningOnToolTurns: false,
+    breakpoints: false,
     usage: openaiUsage,
   },
   // OpenRouter: `reasoning` text plus `reasoning_details`, which must come back unchanged or not
@@ -97,6 +121,7 @@ export const MODES: Record<SimMode, ModeSpec> = {
     backField: 'reasoning',
     rejectsReasoningContent: false,
     requiresReasoningOnToolTurns: false,
+    breakpoints: false,
     usage: openrouterUsage,
     rules: openrouterRules,
   },
@@ -109,6 +134,7 @@ export const MODES: Record<SimMode, ModeSpec> = {
     backField: 'reasoning_content',
     rejectsReasoningContent: false,
     requiresReasoningOnToolTurns: false,
+    breakpoints: false,
     usage: openaiUsage,
     rules: geminiRules,
   },

@@ -40,7 +40,7 @@ export interface Sim {
   close(): Promise<void>;
 }
 
-const ROUTE = /^\/(?:(openai|deepseek|cerebras|openrouter|gemini)\/)?v1\/(chat\/completions|models)$/;
+const ROUTE = /^\/(?:(openai|gpt56|deepseek|cerebras|openrouter|gemini)\/)?v1\/(chat\/completions|models)$/;
 
 export async function createSim(opts: SimOptions = {}): Promise<Sim> {
   const mode = opts.mode ?? 'openai';
@@ -80,7 +80,8 @@ export async function createSim(opts: SimOptions = {}): Promise<Sim> {
     if (url.pathname.startsWith('/_sim/')) return admin(req.method ?? 'GET', url, res);
     if (ANTHROPIC_ROUTE.test(url.pathname)) return anthropic.handle(req, res, url.pathname, body);
     if (req.method === 'POST' && url.pathname === OLLAMA_CHAT_PATH) return ollama.serve(req, res, body);
-    if (req.method === 'POST' && RESPONSES_PATH.test(url.pathname)) return responses.serve(req, res, body);
+    const responsesPath = req.method === 'POST' ? RESPONSES_PATH.exec(url.pathname) : null;
+    if (responsesPath !== null) return responses.serve(req, res, body, responsesPath[1]);
     const route = ROUTE.exec(url.pathname);
     if (route === null) return sendJson(res, 404, new SimError(404, 'unknown_url', `Unknown request URL: ${req.method} ${url.pathname}.`).body());
     if (route[2] === 'models') {

@@ -10,6 +10,7 @@ import { canonicalJson, sha256Hex } from '../core/canonical.js';
 import { utf8Length } from '../core/estimate.js';
 import { contentText, isObject, type WireMessage } from './request.js';
 import { REASONING_FIELDS } from './modes.js';
+import type { Boundary } from './prompt-breakpoints.js';
 
 export const TOKEN_BYTES = 4;
 export const BLOCK_TOKENS = 128;
@@ -28,12 +29,7 @@ export function renderPrompt(tools: readonly unknown[], messages: readonly WireM
 }
 
 function renderMessage(msg: WireMessage, withReasoning = true): string {
-  let out = `<|start|>${msg.role}`;
-  if (typeof msg.name === 'string') out += ` name=${msg.name}`;
-  if (msg.role === 'tool') out += ` id=${String(msg.tool_call_id)}`;
-  out += '\n';
-  const thinking = withReasoning ? reasoningOf(msg) : null;
-  if (thinking !== null) out += `<think>${thinking}</think>\n`;
+  let out = messageHead(msg, withReasoning);
   out += contentText(msg.content, imageMarker);
   // Shape errors are reported by strict.ts; here a malformed call renders as best it can.
   if (Array.isArray(msg.tool_calls)) {
@@ -44,6 +40,38 @@ function renderMessage(msg: WireMessage, withReasoning = true): string {
     }
   }
   return out + '<|end|>\n';
+}
+
+/** What a message renders before its content: role, name, call id, reasoning. */
+function messageHead(msg: WireMessage, withReasoning: boolean): string {
+  let out = `<|start|>${msg.role}`;
+  if (typeof msg.name === 'string') out += ` name=${msg.name}`;
+  if (msg.role === 'tool') out += ` id=${String(msg.tool_call_id)}`;
+  out += '\n';
+  const thinking = withReasoning ? reasoningOf(msg) : null;
+  if (thinking !== null) out += `<think>${thinking}</think>\n`;
+  return out;
+}
+
+/**
+ * Where GPT-5.6 breakpoints can stand in `renderPrompt(tools, messages)`: the end of each content
+ * part that carries `prompt_cache_breakpoint`, and the end of each user or tool message's content.
+ */
+export function messageBoundaries(tools: readonly unknown[], messages: readonly WireMessage[]): Boundary[] {
+  const out: Boundary[] = [];
+  let at = utf8Length(renderPrompt(tools, []));
+  for (const msg of messages) {
+    const start = at + utf8Length(messageHead(msg, true));
+    const parts = Array.isArray(msg.content) ? (msg.content as unknown[]) : [];
+    parts.forEach((part, j) => {
+      if (isObject(part) && part.prompt_cache_breakpoint !== undefined) {
+        out.push({ bytes: start + utf8Length(contentText(parts.slice(0, j + 1), imageMarker)), marked: true, input: false });
+      }
+    });
+    if (msg.role === 'user' || msg.role === 'tool') out.push({ bytes: start + utf8Length(contentText(msg.content, imageMarker)), marked: false, input: true });
+    at += utf8Length(renderMessage(msg));
+  }
+  return out;
 }
 
 /**
@@ -77,7 +105,7 @@ export function reasoningOf(msg: WireMessage): string | null {
 }
 
 /** An image costs a few tokens, named by its URL's hash (data URLs would be huge otherwise). */
-function imageMarker(url: string): string {
+export function imageMarker(url: string): string {
   return `<image ${sha256Hex(url).slice(0, 16)}>`;
 }
 

@@ -5,8 +5,8 @@
  */
 
 /** Which upstream the simulator plays; see modes.ts for what each one changes. */
-export type SimMode = 'openai' | 'deepseek' | 'cerebras' | 'openrouter' | 'gemini';
-export const SIM_MODES: readonly SimMode[] = ['openai', 'deepseek', 'cerebras', 'openrouter', 'gemini'];
+export type SimMode = 'openai' | 'gpt56' | 'deepseek' | 'cerebras' | 'openrouter' | 'gemini';
+export const SIM_MODES: readonly SimMode[] = ['openai', 'gpt56', 'deepseek', 'cerebras', 'openrouter', 'gemini'];
 
 /**
  * How a request without a session key picks a replica. `session`: keyless requests all share
@@ -83,6 +83,8 @@ export interface SimRecord {
   sessionKeySource: SessionKeySource | null;
   promptTokens: number;
   cachedTokens: number;
+  /** Tokens written to the cache as the mode reports them (GPT-5.6 and Claude via OpenRouter); 0 elsewhere. */
+  cacheWriteTokens: number;
   completionTokens: number;
   reasoningTokens: number;
   stream: boolean;

@@ -18,6 +18,7 @@
  * An earlier message that changed for none of these reasons is attributed to client_rewrite.
  * Returns undefined when the two requests are equal.
  */
+import { placeholderSpan } from '../core/placeholder.js';
 import { canonicalJson } from '../core/canonical.js';
 import type { BreakCause, LogEvent } from '../core/events.js';
 import type { NeutralMessage, NeutralRequest } from '../core/types.js';
@@ -29,10 +30,6 @@ export interface Difference {
   field: string;
   cause: BreakCause;
 }
-
-const ELIDED = /^\[elided seq=(\d+)(?:-(\d+))?\]$/;
-/** A folded result's stand-in (window-v3): `[folded seq=N: ...]`. */
-const FOLDED = /^\[folded seq=(\d+): /;
 
 export function firstDifference(prev: NeutralRequest, next: NeutralRequest, between: readonly LogEvent[] = []): Difference | undefined {
   if (prev.model !== next.model) return { index: -1, field: 'model', cause: 'model_switch' };
@@ -60,8 +57,8 @@ export function firstDifference(prev: NeutralRequest, next: NeutralRequest, betw
 function messageCause(a: NeutralMessage, b: NeutralMessage, i: number, key: string, between: readonly LogEvent[]): BreakCause {
   if (i === 0 && (a.role === 'system' || b.role === 'system')) return 'system';
   // A placeholder appears only by elision, whatever else happened in between.
-  const before = span(a);
-  const after = span(b);
+  const before = placeholderSpan(a);
+  const after = placeholderSpan(b);
   if (after !== undefined && before === undefined) return 'trim';
   const fromEvents = eventCause(between);
   if (fromEvents !== undefined) return fromEvents;
@@ -78,15 +75,6 @@ function eventCause(between: readonly LogEvent[]): BreakCause | undefined {
   if (between.some((e) => e.type === 'summary.add' || e.type === 'summary.revoke')) return 'summary';
   if (between.some((e) => e.type === 'client.rewrite')) return 'client_rewrite';
   return undefined;
-}
-
-/** The seqs a placeholder names (first = last for `[elided seq=N]` and a fold); undefined for any other message. */
-function span(m: NeutralMessage): { first: number; last: number } | undefined {
-  if ((m.role !== 'assistant' && m.role !== 'tool') || typeof m.content !== 'string') return undefined;
-  const match = ELIDED.exec(m.content) ?? (m.role === 'tool' ? FOLDED.exec(m.content) : null);
-  if (match === null) return undefined;
-  const first = Number(match[1]);
-  return { first, last: match[2] === undefined ? first : Number(match[2]) };
 }
 
 /** Keys in the order a reader looks at a message; any other key after these, sorted. */

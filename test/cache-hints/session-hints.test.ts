@@ -101,6 +101,6 @@ describe('hintsRecord', () => {
     expect(JSON.stringify(record)).not.toContain(KEY);
     expect(hintsRecord(hintsFor(route('plan-hdr'), ID))).toEqual({ headers: ['session-id', 'thread-id', 'x-client-request-id'] });
     expect(hintsRecord(hintsFor(route('off'), ID))).toEqual({});
-    expect(hintsRecord(hintsFor(route('bp'), ID), 3)).toEqual({ session_key: true, cache_control: 'ephemeral', breakpoints: 3 });
+    expect(hintsRecord(hintsFor(route('bp'), ID), { cacheBreakpoints: 3 })).toEqual({ session_key: true, cache_control: 'ephemeral', breakpoints: 3 });
   });
 });

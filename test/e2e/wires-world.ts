@@ -30,8 +30,8 @@ export interface WiresWorld extends World {
 
 export interface WiresWorldOptions {
   sim?: SimOptions;
-  /** `[models.*]` tables (and anything else) appended to the config. */
-  models: string;
+  /** `[models.*]` tables (and anything else) appended to the config; a function is given the tap's origin. */
+  models: string | ((tapOrigin: string) => string);
   /** `body_limit` in bytes. */
   bodyLimit?: number;
 }
@@ -67,7 +67,7 @@ api_key_env = ""
 [providers.oa]
 preset = "generic"
 base_url = "${tap.origin}/openai/v1"
-${opts.models}
+${typeof opts.models === 'function' ? opts.models(tap.origin) : opts.models}
 `;
   return openWorld(dir, sim, tap, toml);
 }

@@ -4,10 +4,11 @@
  * whatever order the caller's objects hold their keys in. Tools are the exception on purpose:
  * they go as the client first sent them (the frozen catalog), key order included.
  */
+import { planMarks, sentMode, type MarkPlan } from '../../cache-hints/openai-breakpoints.js';
 import type { DialectRoute, EncodedRequest, WireHints } from '../../core/route.js';
 import type { AssistantMessage, ContentPart, NeutralMessage, NeutralRequest, OpaqueBlock } from '../../core/types.js';
 import type { EncodeOptions } from '../types.js';
-import type { WireAssistantMessage, WireContentPart, WireMessage, WireToolCall } from './wire-types.js';
+import type { WireAssistantMessage, WireContentPart, WireMessage, WireTextPart, WireToolCall } from './wire-types.js';
 import { jsonHeaders } from '../wire-headers.js';
 import { addExtraFields } from '../extra-fields.js';
 
@@ -33,6 +34,9 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
   // over a field the proxy sets.
   addExtraFields(rest, p, 'openai-chat', ['model', 'messages']);
   if (hints.bodyKey && hints.sessionKey !== undefined) rest.prompt_cache_key = hints.sessionKey;
+  const plan = hints.promptCache === undefined ? undefined : planMarks(req);
+  const mode = plan === undefined ? undefined : sentMode(hints.promptCache!, plan);
+  if (mode !== undefined) rest.prompt_cache_options = { mode };
   // Top-level automatic caching, for routes that take it (OpenRouter to Claude); cache-hints decides.
   if (hints.cacheControl !== undefined) {
     rest.cache_control = hints.cacheControl === '1h' ? { type: 'ephemeral', ttl: '1h' } : { type: 'ephemeral' };
@@ -49,19 +53,31 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
   const parts: Buffer[] = [Buffer.from(`{"model":${JSON.stringify(req.model)},"messages":[`)];
   req.messages.forEach((m, i) => {
     if (i > 0) parts.push(COMMA);
-    parts.push(messageBytes(m, variant, route, opts));
+    const form = formOf(plan, i);
+    parts.push(messageBytes(m, form === '' ? variant : `${variant}\u0000${form}`, route, opts, form));
   });
   parts.push(Buffer.from(tail === '{}' ? ']}' : '],' + tail.slice(1)));
-  return { path: CHAT_COMPLETIONS_PATH, headers: jsonHeaders(route, hints), body: Buffer.concat(parts) };
+  const encoded: EncodedRequest = { path: CHAT_COMPLETIONS_PATH, headers: jsonHeaders(route, hints), body: Buffer.concat(parts) };
+  if (plan !== undefined && mode !== undefined) encoded.promptCache = { mode, marks: plan.marks };
+  return encoded;
+}
+
+/** How a message goes: as it is (''), as content parts, or as parts with a breakpoint on the last. */
+type Form = '' | 'parts' | 'marked';
+
+function formOf(plan: MarkPlan | undefined, i: number): Form {
+  if (plan === undefined || !plan.parts.has(i)) return '';
+  return plan.marks.includes(i) ? 'marked' : 'parts';
 }
 
 const COMMA = Buffer.from(',');
 
 /** Each message's wire JSON as UTF-8, kept by the caller's memo per the route options that shape it. */
-function messageBytes(m: NeutralMessage, variant: string, route: DialectRoute, opts: EncodeOptions): Buffer {
+function messageBytes(m: NeutralMessage, variant: string, route: DialectRoute, opts: EncodeOptions, form: Form): Buffer {
   let bytes = opts.memo?.get(m, variant);
   if (bytes === undefined) {
-    bytes = Buffer.from(JSON.stringify(encodeMessage(m, route, opts)));
+    const wire = encodeMessage(m, route, opts);
+    bytes = Buffer.from(JSON.stringify(form === '' ? wire : asParts(wire, form === 'marked')));
     opts.memo?.set(m, variant, bytes);
   }
   return bytes;
@@ -78,6 +94,19 @@ export function encodeMessage(m: NeutralMessage, route: DialectRoute, opts: Enco
     case 'tool':
       return { role: 'tool', tool_call_id: m.tool_call_id, content: m.content };
   }
+}
+
+/**
+ * A system, user or tool message with its content as parts, a breakpoint on the last when `mark`
+ * (OpenAI takes one on text and image parts; a plain string cannot carry it).
+ */
+function asParts(wire: WireMessage, mark: boolean): WireMessage {
+  if (wire.role === 'assistant') return wire;
+  const content: WireContentPart[] = typeof wire.content === 'string' ? [{ type: 'text', text: wire.content }] : wire.content.map((p) => ({ ...p }));
+  const last = content.at(-1);
+  if (mark && last !== undefined) last.prompt_cache_breakpoint = { mode: 'explicit' };
+  if (wire.role === 'user') return { ...wire, content };
+  return { ...wire, content: content as WireTextPart[] };
 }
 
 function encodePart(part: ContentPart, opts: EncodeOptions): WireContentPart {

@@ -9,14 +9,21 @@
 
 // ---- request (proxy -> upstream) ----
 
+/** GPT-5.6+: "Marks the exact end of a reusable prompt prefix" (openai-node, ChatCompletionContentPartText). */
+export interface WireCacheBreakpoint {
+  mode: 'explicit';
+}
+
 export interface WireTextPart {
   type: 'text';
   text: string;
+  prompt_cache_breakpoint?: WireCacheBreakpoint;
 }
 
 export interface WireImagePart {
   type: 'image_url';
   image_url: { url: string; detail?: 'auto' | 'low' | 'high' };
+  prompt_cache_breakpoint?: WireCacheBreakpoint;
 }
 
 export type WireContentPart = WireTextPart | WireImagePart;
@@ -35,7 +42,8 @@ export interface WireToolCall {
 
 export interface WireSystemMessage {
   role: 'system';
-  content: string;
+  /** Parts only where a cache breakpoint can go (cache-hints/openai-breakpoints.ts). */
+  content: string | WireTextPart[];
 }
 
 export interface WireUserMessage {
@@ -58,7 +66,8 @@ export interface WireAssistantMessage {
 export interface WireToolMessage {
   role: 'tool';
   tool_call_id: string;
-  content: string;
+  /** Parts only where a cache breakpoint can go: a string cannot carry one. */
+  content: string | WireTextPart[];
 }
 
 export type WireMessage = WireSystemMessage | WireUserMessage | WireAssistantMessage | WireToolMessage;

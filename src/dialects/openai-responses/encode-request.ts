@@ -6,8 +6,11 @@
  * The leading system message goes as `instructions`, the field Codex uses, whose cache hit rates
  * were measured at 84-95% (docs/decisions.md, Responses keep_reasoning); any later system message
  * (the `append` policy puts a changed system prompt at the end) is a system message item where it
- * stands, so the instructions, and every byte before the change, stay as they were.
+ * stands, so the instructions, and every byte before the change, stay as they were. A route that
+ * places OpenAI's breakpoints sends the system prompt as a leading developer item instead, since
+ * `instructions` cannot carry one (docs/decisions.md, OpenAI explicit breakpoints).
  */
+import { planMarks, sentMode, type MarkPlan } from '../../cache-hints/openai-breakpoints.js';
 import type { DialectRoute, EncodedRequest, WireHints } from '../../core/route.js';
 import type { AssistantMessage, ContentPart, NeutralMessage, NeutralRequest, OpaqueBlock, RequestParams, ToolSpec } from '../../core/types.js';
 import type { EncodeOptions } from '../types.js';
@@ -20,12 +23,14 @@ export const RESPONSES_PATH = '/responses';
 export const ENCRYPTED_REASONING = 'reasoning.encrypted_content';
 
 export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: WireHints, opts: EncodeOptions): EncodedRequest {
+  const plan = hints.promptCache === undefined ? undefined : planMarks(req);
   const first = req.messages[0];
-  const instructions = first?.role === 'system' ? first.content : undefined;
-  const rest = instructions === undefined ? req.messages : req.messages.slice(1);
+  // `instructions` cannot carry a breakpoint: with breakpoints the system prompt is a developer item in `input`.
+  const instructions = first?.role === 'system' && plan === undefined ? first.content : undefined;
+  const skip = instructions === undefined ? 0 : 1;
   const body: Partial<ResponsesRequest> = { model: req.model };
   if (instructions !== undefined) body.instructions = instructions;
-  body.input = rest.flatMap((m) => encodeMessage(m, opts));
+  body.input = req.messages.flatMap((m, i) => (i < skip ? [] : plan === undefined ? encodeMessage(m, opts) : markedItems(m, i, plan, opts)));
   if (req.tools.length > 0) body.tools = req.tools.map(encodeTool);
   const p = req.params;
   const toolChoice = toolChoiceOf(p.tool_choice);
@@ -46,9 +51,35 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
   body.store = false;
   addExtraFields(body, p, 'openai-responses');
   if (hints.bodyKey && hints.sessionKey !== undefined) body.prompt_cache_key = hints.sessionKey;
+  const mode = plan === undefined ? undefined : sentMode(hints.promptCache!, plan);
+  if (mode !== undefined) body.prompt_cache_options = { mode };
   if (opts.stream) body.stream = true;
   // Not on this wire: stop, seed, presence_penalty, frequency_penalty (the API has no such fields).
-  return { path: RESPONSES_PATH, headers: jsonHeaders(route, hints), body: JSON.stringify(body) };
+  const encoded: EncodedRequest = { path: RESPONSES_PATH, headers: jsonHeaders(route, hints), body: JSON.stringify(body) };
+  if (plan !== undefined && mode !== undefined) encoded.promptCache = { mode, marks: plan.marks };
+  return encoded;
+}
+
+/**
+ * A message's items with breakpoints on: the leading system prompt as a developer message, a tool
+ * output that can carry a marker as an `input_text` part, the marker on the item's last part.
+ */
+function markedItems(m: NeutralMessage, i: number, plan: MarkPlan, opts: EncodeOptions): InputItem[] {
+  const items = encodeMessage(m, opts);
+  if (m.role === 'system' && i === 0 && items[0]?.type === 'message') items[0].role = 'developer';
+  if (!plan.parts.has(i)) return items;
+  const item = items.at(-1);
+  let last: InputText | InputImage | undefined;
+  if (item?.type === 'function_call_output') {
+    const output: InputText[] = typeof item.output === 'string' ? [{ type: 'input_text', text: item.output }] : item.output;
+    item.output = output;
+    last = output.at(-1);
+  } else if (item?.type === 'message') {
+    const part = item.content.at(-1);
+    if (part?.type === 'input_text' || part?.type === 'input_image') last = part;
+  }
+  if (last !== undefined && plan.marks.includes(i)) last.prompt_cache_breakpoint = { mode: 'explicit' };
+  return items;
 }
 
 /**

@@ -4,9 +4,15 @@
  * dialect writes or reads.
  */
 
+/** GPT-5.6+: the end of a reusable prompt prefix (openai-node, ResponseInputText). */
+export interface CacheBreakpoint {
+  mode: 'explicit';
+}
+
 export interface InputText {
   type: 'input_text';
   text: string;
+  prompt_cache_breakpoint?: CacheBreakpoint;
 }
 
 export interface InputImage {
@@ -15,6 +21,7 @@ export interface InputImage {
   image_url: string;
   /** Required by the API's types; "auto" when the client named none. */
   detail: 'auto' | 'low' | 'high';
+  prompt_cache_breakpoint?: CacheBreakpoint;
 }
 
 export interface OutputText {
@@ -39,7 +46,8 @@ export interface FunctionCallItem {
 export interface FunctionCallOutputItem {
   type: 'function_call_output';
   call_id: string;
-  output: string;
+  /** Parts only where a cache breakpoint can go: a string cannot carry one. */
+  output: string | InputText[];
 }
 
 /**
@@ -87,6 +95,8 @@ export interface ResponsesRequest {
   include?: string[];
   store: false;
   prompt_cache_key?: string;
+  /** GPT-5.6+: `implicit` (the default) or `explicit` (only the marked breakpoints are written). */
+  prompt_cache_options?: { mode: 'implicit' | 'explicit' };
   stream?: true;
 }
 

@@ -30,7 +30,7 @@ export function build(call: Call) {
     type: 'llm.req', digest: built.digest, recipe_version: turn.session.window.recipe?.version ?? a.route.recipe.version,
     route: a.route.name, model: a.route.dialect.model, origin: call.origin, params, elided: built.elided,
     ...(built.folded.length === 0 ? {} : { folded: built.folded }), est_tokens: built.estTokens,
-    hints: hintsRecord(hints, encoded.cacheBreakpoints), cause, ...(highWater === undefined ? {} : { high_water: highWater }),
+    hints: hintsRecord(hints, encoded), cause, ...(highWater === undefined ? {} : { high_water: highWater }),
   });
   turn.sent(built.request);
   summaryOf(call.req).cause = cause;

@@ -21,10 +21,13 @@ import type { SimOptions } from '../types.js';
 import { functionCallItem, messageItem } from '../../dialects/openai-responses/stream-events.js';
 import { openReasoning, sealReasoning } from './encrypted.js';
 import { responseObject, streamEvents, type Item, type ResponseMeta } from './events.js';
-import { renderResponsesPrompt } from './render.js';
+import { renderResponsesPrompt, responsesBoundaries } from './render.js';
+import { checkCacheFields, type PartsAt } from '../cache-fields.js';
+import { readAndWrite as readAndWriteAt } from '../prompt-breakpoints.js';
 import { checkCallPairs, itemText, parseResponsesRequest, type ResponsesRequest } from './request.js';
 
-export const RESPONSES_PATH = /^\/(?:openai\/)?v1\/responses$/;
+/** `/gpt56/v1/responses` plays GPT-5.6 and later (prompt-breakpoints.ts); the others, older models. */
+export const RESPONSES_PATH = /^\/(?:(openai|gpt56)\/)?v1\/responses$/;
 const SESSION_HEADERS = ['x-session-id', 'x-session-affinity', 'session-id'] as const;
 const MIN_CACHED_PROMPT = 1024;
 const ENCRYPTED = 'reasoning.encrypted_content';
@@ -40,6 +43,8 @@ export class ResponsesSim {
   readonly #ttlMs: number;
   readonly #contextTokens: number;
   readonly #auth: string | null;
+  /** `/v1/responses` plays GPT-5.6 when the simulator's mode is `gpt56`. */
+  readonly #gpt56: boolean;
 
   /** The same defaults as the chat engine (server.ts), read from the same options. */
   constructor(opts: SimOptions, now: () => number) {
@@ -50,24 +55,27 @@ export class ResponsesSim {
     this.#ttlMs = opts.ttlMs ?? 300_000;
     this.#contextTokens = opts.contextTokens ?? 131_072;
     this.#auth = opts.apiKey === undefined ? null : `Bearer ${opts.apiKey}`;
+    this.#gpt56 = opts.mode === 'gpt56';
   }
 
-  answer(bodyText: string, header: (name: string) => string | undefined): ResponsesOutcome {
+  /** `gpt56`: as GPT-5.6 and later answer (absent: as the simulator's mode says). */
+  answer(bodyText: string, header: (name: string) => string | undefined, gpt56 = this.#gpt56): ResponsesOutcome {
     try {
-      return this.#answer(bodyText, header);
+      return this.#answer(bodyText, header, gpt56);
     } catch (err) {
       if (err instanceof SimError) return { kind: 'error', error: err, slowMs: 0 };
       throw err;
     }
   }
 
-  #answer(bodyText: string, header: (name: string) => string | undefined): ResponsesOutcome {
+  #answer(bodyText: string, header: (name: string) => string | undefined, gpt56: boolean): ResponsesOutcome {
     if (this.#auth !== null && header('authorization') !== this.#auth) {
       throw new SimError(401, 'invalid_api_key', 'Incorrect API key provided.', null, 'invalid_request_error');
     }
     const req = parseResponsesRequest(bodyText);
     checkEncrypted(req);
     checkCallPairs(req.input);
+    const cacheMode = checkCacheFields(req.body, cacheContents(req), gpt56);
     const tokens = new TokenSeq(renderResponsesPrompt(req));
     const last = req.input.at(-1);
     const lastText = last === undefined ? '' : itemText(last.type === 'function_call_output' ? last.output : last.content);
@@ -79,14 +87,17 @@ export class ResponsesSim {
     if (plan.streamError && !req.stream) return { kind: 'error', error: streamFailure(), slowMs: plan.slowMs };
 
     const replica = this.#router.pick(sessionKey(req, header), tokens);
-    const cached = this.#readAndWrite(replica, tokens);
+    const { cached, written } = gpt56
+      ? readAndWriteAt(this.#caches[replica]!, tokens.bytes, responsesBoundaries(req), cacheMode, this.#now(), this.#ttlMs)
+      : { cached: this.#readAndWrite(replica, tokens), written: 0 };
     const thinking = plan.thinking ?? (req.reasoning !== null && req.reasoning.effort !== 'none' ? `Considered prompt ${tokens.digest.slice(0, 16)}.` : null);
     const reasoningTokens = thinking === null ? 0 : countTokens(thinking);
     const output = outputItems(req, plan, thinking, tokens.digest);
     const completion = plan.completionTokens - plan.reasoningTokens + reasoningTokens;
     const usage = {
       input_tokens: tokens.count,
-      input_tokens_details: { cached_tokens: cached },
+      // GPT-5.6+ reports writes beside reads (openai-node ResponseUsage.InputTokensDetails).
+      input_tokens_details: gpt56 ? { cached_tokens: cached, cache_write_tokens: written } : { cached_tokens: cached },
       output_tokens: completion,
       output_tokens_details: { reasoning_tokens: reasoningTokens },
       total_tokens: tokens.count + completion,
@@ -108,11 +119,11 @@ export class ResponsesSim {
     return hits * BLOCK_TOKENS;
   }
 
-  async serve(req: IncomingMessage, res: ServerResponse, bodyText: string): Promise<void> {
+  async serve(req: IncomingMessage, res: ServerResponse, bodyText: string, mode?: string): Promise<void> {
     const outcome = this.answer(bodyText, (name) => {
       const value = req.headers[name];
       return Array.isArray(value) ? value[0] : value;
-    });
+    }, mode === undefined ? this.#gpt56 : mode === 'gpt56');
     if (outcome.kind === 'error' || !outcome.stream) {
       if (outcome.slowMs > 0) await sleep(outcome.slowMs);
       const [status, value] = outcome.kind === 'error' ? [outcome.error.status, outcome.error.body()] : [200, outcome.body];
@@ -143,6 +154,15 @@ function checkEncrypted(req: ResponsesRequest): void {
     if (openReasoning(item.encrypted_content) === null) {
       throw new SimError(400, 'invalid_encrypted_content', `The encrypted content for item input[${i}] could not be verified.`, `input[${i}].encrypted_content`);
     }
+  });
+}
+
+/** Every content that may hold parts, for the cache-field checks. */
+function cacheContents(req: ResponsesRequest): PartsAt[] {
+  return req.input.flatMap((item, i) => {
+    if (item.type === 'message') return [{ content: item.content, where: `input.[${i}].content`, assistant: item.role === 'assistant' }];
+    if (item.type === 'function_call_output') return [{ content: item.output, where: `input.[${i}].output`, assistant: false }];
+    return [];
   });
 }
 

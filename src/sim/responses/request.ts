@@ -28,6 +28,8 @@ export interface ResponsesRequest {
   reasoning: ReasoningAsk | null;
   promptCacheKey: string | null;
   maxOutputTokens: number | null;
+  /** The whole body, for the fields only one mode reads (GPT-5.6's cache fields). */
+  body: Record<string, unknown>;
 }
 
 const ITEM_TYPES = new Set(['message', 'function_call', 'function_call_output', 'reasoning']);
@@ -56,6 +58,7 @@ export function parseResponsesRequest(text: string): ResponsesRequest {
     },
     promptCacheKey: typeof body.prompt_cache_key === 'string' && body.prompt_cache_key !== '' ? body.prompt_cache_key : null,
     maxOutputTokens: typeof max === 'number' && Number.isInteger(max) && max > 0 ? max : null,
+    body,
   };
 }
 
