@@ -39,7 +39,7 @@ interface Shape {
   marker: string;
 }
 
-/** Sources: /work/shared/reference/clients.md (OC5, CX6, CC5, OC11) and the agents' own prompt files. */
+/** Each marker is a line of the agent's own prompt (docs/how-it-works.md, Side requests, lists them). */
 export const SIDE_SHAPES: readonly Shape[] = [
   { kind: 'compaction', client: 'opencode', where: 'last-user', marker: 'Provide a detailed prompt for continuing our conversation above' },
   { kind: 'compaction', client: 'Claude Code', where: 'last-user', marker: 'Your task is to create a detailed summary of the conversation so far' },

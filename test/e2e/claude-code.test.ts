@@ -1,7 +1,6 @@
 /**
  * The real Claude Code (`@anthropic-ai/claude-code`, headless, `claude -p`) pointed at the proxy
- * over loopback with ANTHROPIC_BASE_URL, the simulator upstream, offline
- * (/work/shared/reference/agents-offline.md). Its tool loop is scripted through files in a
+ * over loopback with ANTHROPIC_BASE_URL, the simulator upstream, offline. Its tool loop is scripted through files in a
  * temporary workspace: each file holds the simulator directive for the next call, so each tool's
  * output drives the next reply (src/sim/directives.ts), six calls with Bash, Read and Write.
  * Through the Anthropic wire and a chat wire: no upstream 4xx, every request after the first reads
