@@ -56,37 +56,43 @@ export function textDepth(text: string, stopAbove = Infinity): number {
 
 /**
  * The deepest container nesting of a parsed JSON value, stopping as soon as it passes
- * `stopAbove`. One pass with an explicit stack; it allocates per container, never per value.
+ * `stopAbove`, and whether it holds a number that is not finite (json-numbers.ts says why that
+ * matters): one pass for both, since every client body is checked for both. An explicit stack; it
+ * allocates per container, never per value.
  */
-export function valueDepth(value: unknown, stopAbove = Infinity): number {
-  if (value === null || typeof value !== 'object') return 0;
+export function scanValue(value: unknown, stopAbove = Infinity): { depth: number; nonFinite: boolean } {
+  if (typeof value === 'number') return { depth: 0, nonFinite: !Number.isFinite(value) };
+  if (value === null || typeof value !== 'object') return { depth: 0, nonFinite: false };
   const nodes: object[] = [value];
   const depths: number[] = [1];
   let max = 0;
+  let nonFinite = false;
   while (nodes.length > 0) {
     const node = nodes.pop()!;
     const depth = depths.pop()!;
     if (depth > max) {
       max = depth;
-      if (max > stopAbove) return max;
+      if (max > stopAbove) return { depth: max, nonFinite };
     }
     // Object.values: own members only, and faster here than for-in with an own-property check.
     const children: unknown[] = Array.isArray(node) ? node : Object.values(node);
     for (let i = 0; i < children.length; i++) {
       const child = children[i];
-      if (child !== null && typeof child === 'object') {
+      if (typeof child === 'number') {
+        if (!Number.isFinite(child)) nonFinite = true;
+      } else if (child !== null && typeof child === 'object') {
         nodes.push(child);
         depths.push(depth + 1);
       }
     }
   }
-  return max;
+  return { depth: max, nonFinite };
 }
 
 /**
  * The path (keys and indexes from the top) to the first container, in document order, that
  * nests deeper than `limit`; undefined when there is none. Keeps the path as it goes, so it is
- * for naming the place once `valueDepth` has said there is one.
+ * for naming the place once `scanValue` has said there is one.
  */
 export function pathDeeperThan(value: unknown, limit: number): (string | number)[] | undefined {
   if (value === null || typeof value !== 'object') return undefined;

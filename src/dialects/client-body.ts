@@ -6,8 +6,8 @@
  */
 import type { z } from 'zod';
 import { ProxyError } from '../core/errors.js';
-import { formatPath, MAX_JSON_DEPTH, pathDeeperThan, valueDepth } from '../core/json-depth.js';
-import { hasNonFinite, nonFinitePath } from '../core/json-numbers.js';
+import { formatPath, MAX_JSON_DEPTH, pathDeeperThan, scanValue } from '../core/json-depth.js';
+import { nonFinitePath } from '../core/json-numbers.js';
 
 /** A param names at most this many steps from the top: deeper steps say nothing more useful. */
 const PARAM_STEPS = 4;
@@ -19,22 +19,21 @@ export function requireObject(raw: unknown, param?: string): asserts raw is Reco
 }
 
 /**
- * Checked once at the edge, so that nothing after (zod, the canonical form, redaction,
- * JSON.stringify of the upstream body and the log line) meets JSON nested past the stack.
+ * Checked once at the edge, in one pass over the parsed body:
+ * - nesting, so that nothing after (zod, the canonical form, redaction, JSON.stringify of the
+ *   upstream body and the log line) meets JSON nested past the stack;
+ * - numbers: a literal past the double range (`1e400`) parses as Infinity, anywhere a field takes
+ *   any JSON (tool schemas, `tool_choice`, a `tool_use` input, fields passed on as sent), and the
+ *   log, the digest and the upstream body could not carry it, so it is the client's 400, not the
+ *   proxy's 500.
  */
-export function checkBodyDepth(raw: object): void {
-  if (valueDepth(raw, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH) return;
-  const param = formatPath(pathDeeperThan(raw, MAX_JSON_DEPTH)!.slice(0, PARAM_STEPS));
-  throw new ProxyError('json_too_deep', { param, limit: MAX_JSON_DEPTH }, { param });
-}
-
-/**
- * A number literal past the double range (`1e400`) parses as Infinity, anywhere a field takes any
- * JSON (tool schemas, `tool_choice`, a `tool_use` input, fields passed on as sent): the log, the
- * digest and the upstream body could not carry it, so it is the client's 400, not the proxy's 500.
- */
-export function checkBodyNumbers(raw: object): void {
-  if (!hasNonFinite(raw)) return;
+export function checkBodyShape(raw: object): void {
+  const { depth, nonFinite } = scanValue(raw, MAX_JSON_DEPTH);
+  if (depth > MAX_JSON_DEPTH) {
+    const param = formatPath(pathDeeperThan(raw, MAX_JSON_DEPTH)!.slice(0, PARAM_STEPS));
+    throw new ProxyError('json_too_deep', { param, limit: MAX_JSON_DEPTH }, { param });
+  }
+  if (!nonFinite) return;
   const param = formatPath(nonFinitePath(raw)!);
   throw new ProxyError('invalid_request', { detail: `Invalid value for '${param}': a number beyond the range of a double (it reads as Infinity).` }, { param });
 }

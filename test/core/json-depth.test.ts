@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatPath, pathDeeperThan, textDepth, valueDepth } from '../../src/core/json-depth.js';
+import { formatPath, pathDeeperThan, scanValue, textDepth } from '../../src/core/json-depth.js';
+
+const valueDepth = (v: unknown, stopAbove?: number): number => scanValue(v, stopAbove).depth;
 
 /** Depth by its recursive definition, for values shallow enough to recurse over. */
 function depthOf(value: unknown): number {
@@ -64,13 +66,20 @@ describe('textDepth: bracket depth of JSON text, without parsing', () => {
   });
 });
 
-describe('valueDepth and pathDeeperThan', () => {
+describe('scanValue and pathDeeperThan', () => {
   it('measure parsed values without recursing', () => {
     expect(valueDepth('x')).toBe(0);
     expect(valueDepth({})).toBe(1);
     expect(valueDepth({ a: [1, { b: [] }], c: {} })).toBe(4);
     expect(valueDepth(JSON.parse('['.repeat(200_000) + ']'.repeat(200_000)))).toBe(200_000);
     expect(valueDepth(JSON.parse('['.repeat(200_000) + ']'.repeat(200_000)), 10)).toBe(11);
+  });
+
+  it('find a number that is not finite in the same pass, anywhere', () => {
+    expect(scanValue({ a: [1, { b: 2 }] }).nonFinite).toBe(false);
+    expect(scanValue(JSON.parse('{"a":[1,{"b":[1e400]}]}'))).toEqual({ depth: 4, nonFinite: true });
+    expect(scanValue(JSON.parse('-1e400')).nonFinite).toBe(true);
+    expect(scanValue({ s: 'Infinity', n: null }).nonFinite).toBe(false);
   });
 
   it('name the first container too deep, in document order', () => {

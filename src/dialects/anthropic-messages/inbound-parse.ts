@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { ProxyError } from '../../core/errors.js';
-import { checkBodyDepth, checkBodyNumbers, issueError, requireObject } from '../client-body.js';
+import { checkBodyShape, issueError, requireObject } from '../client-body.js';
 
 /** `cache_control` is read and dropped: the proxy places its own breakpoints (docs/inbound.md). */
 const cacheControl = z.object({ type: z.literal('ephemeral'), ttl: z.enum(['5m', '1h']).optional() }).loose().nullable().optional();
@@ -126,8 +126,7 @@ export interface ParsedMessages {
 /** Validate a parsed JSON body; throws a ProxyError naming the first bad field. */
 export function parseMessagesRequest(raw: unknown, opts: { count?: boolean } = {}): ParsedMessages {
   requireObject(raw);
-  checkBodyDepth(raw);
-  checkBodyNumbers(raw);
+  checkBodyShape(raw);
   const top = (opts.count === true ? countRequest : messagesRequest).safeParse(raw);
   if (!top.success) throw issueError(top.error.issues[0]!);
   const messages = top.data.messages.map((m, i) => parseMessage(m, i));

@@ -50,14 +50,13 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
   // the rest is copied (a 1 MB conversation is one copy, not a join, a re-encode and a copy).
   const variant = `openai-chat\u0000${route.reasoningOut}\u0000${route.reasoningOnToolTurns}`;
   const tail = JSON.stringify(rest);
-  const parts: Buffer[] = [Buffer.from(`{"model":${JSON.stringify(req.model)},"messages":[`)];
-  req.messages.forEach((m, i) => {
-    if (i > 0) parts.push(COMMA);
+  const messages = req.messages.map((m, i) => {
     const form = formOf(plan, i);
-    parts.push(messageBytes(m, form === '' ? variant : `${variant}\u0000${form}`, route, opts, form));
+    return messageBytes(m, form === '' ? variant : `${variant}\u0000${form}`, route, opts, form);
   });
-  parts.push(Buffer.from(tail === '{}' ? ']}' : '],' + tail.slice(1)));
-  const encoded: EncodedRequest = { path: CHAT_COMPLETIONS_PATH, headers: jsonHeaders(route, hints), body: Buffer.concat(parts) };
+  const head = Buffer.from(`{"model":${JSON.stringify(req.model)},"messages":[`);
+  const end = Buffer.from(tail === '{}' ? ']}' : '],' + tail.slice(1));
+  const encoded: EncodedRequest = { path: CHAT_COMPLETIONS_PATH, headers: jsonHeaders(route, hints), body: joinList(head, messages, end) };
   if (plan !== undefined && mode !== undefined) encoded.promptCache = { mode, marks: plan.marks };
   return encoded;
 }
@@ -70,7 +69,26 @@ function formOf(plan: MarkPlan | undefined, i: number): Form {
   return plan.marks.includes(i) ? 'marked' : 'parts';
 }
 
-const COMMA = Buffer.from(',');
+const COMMA = 0x2c;
+
+/**
+ * `head`, the items joined by commas, `end`: one allocation and one copy per item. Buffer.concat
+ * made a view per part, and a long conversation's thousand messages made it a visible cost.
+ */
+function joinList(head: Buffer, items: readonly Buffer[], end: Buffer): Buffer {
+  let size = head.length + end.length + Math.max(0, items.length - 1);
+  for (const item of items) size += item.length;
+  const out = Buffer.allocUnsafe(size);
+  out.set(head, 0);
+  let at = head.length;
+  for (let i = 0; i < items.length; i++) {
+    if (i > 0) out[at++] = COMMA;
+    out.set(items[i]!, at);
+    at += items[i]!.length;
+  }
+  out.set(end, at);
+  return out;
+}
 
 /** Each message's wire JSON as UTF-8, kept by the caller's memo per the route options that shape it. */
 function messageBytes(m: NeutralMessage, variant: string, route: DialectRoute, opts: EncodeOptions, form: Form): Buffer {

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { ProxyError } from '../../core/errors.js';
 import { MAX_JSON_DEPTH, textDepth } from '../../core/json-depth.js';
-import { checkBodyDepth, checkBodyNumbers, issueError, requireObject } from '../client-body.js';
+import { checkBodyShape, issueError, requireObject } from '../client-body.js';
 import { isWellFormedMessage } from './inbound-shape.js';
 
 const text = z.string();
@@ -95,8 +95,7 @@ export interface ParsedChat {
 /** Validate a parsed JSON body; throws a ProxyError naming the first bad field. */
 export function parseChatRequest(raw: unknown): ParsedChat {
   requireObject(raw);
-  checkBodyDepth(raw);
-  checkBodyNumbers(raw);
+  checkBodyShape(raw);
   const top = chatRequest.safeParse(raw);
   if (!top.success) throw issueError(top.error.issues[0]!);
   const messages = top.data.messages.map((m, i) => parseMessage(m, i));

@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { ProxyError } from '../../core/errors.js';
 import { MAX_JSON_DEPTH, textDepth } from '../../core/json-depth.js';
-import { checkBodyDepth, checkBodyNumbers, issueError, requireObject } from '../client-body.js';
+import { checkBodyShape, issueError, requireObject } from '../client-body.js';
 
 const text = z.string();
 const inputText = z.object({ type: z.literal('input_text'), text }).loose();
@@ -97,8 +97,7 @@ const UNSUPPORTED = ['conversation', 'prompt'] as const;
 /** Validate a parsed JSON body; throws a ProxyError naming the first bad field. */
 export function parseResponsesRequest(raw: unknown): ParsedResponses {
   requireObject(raw);
-  checkBodyDepth(raw);
-  checkBodyNumbers(raw);
+  checkBodyShape(raw);
   const top = responsesRequest.safeParse(raw);
   if (!top.success) throw issueError(top.error.issues[0]!);
   const body = top.data;
