@@ -94,6 +94,28 @@ ${typeof opts.extraToml === 'function' ? opts.extraToml(sim) : opts.extraToml ??
 }
 
 /** Write `toml` as the world's config.toml, start the proxy on it and the official client. */
+/**
+ * A proxy whose one provider (`up`, generic preset) is the simulator behind a tap, with model `m`
+ * (`sim-model`) and whatever `models` adds: the world the lineage and side-request tests share.
+ */
+export async function openTappedWorld(name: string, sim: SimOptions, models = ''): Promise<World & { tap: Tap }> {
+  const dir = await mkdtemp(join(tmpdir(), `pp-${name}-`));
+  const server = await createSim({ host: '127.0.0.1', port: 0, ...sim });
+  const tap = await startTap(server.origin);
+  return openWorld(dir, server, tap, `
+listen = "127.0.0.1:0"
+data_dir = ${JSON.stringify(join(dir, 'data'))}
+
+[providers.up]
+preset = "generic"
+base_url = "${tap.origin}/openai/v1"
+
+[models.m]
+provider = "up"
+model = "sim-model"
+${models}`);
+}
+
 export async function openWorld<T extends Tap | undefined>(dir: string, sim: Sim, tap: T, toml: string): Promise<World & { tap: T }> {
   const path = join(dir, 'config.toml');
   await writeFile(path, toml);

@@ -2,37 +2,19 @@
  * The cache key follows a conversation's lineage: a fork and a side call carry their parent's key,
  * so a fork reads its parent's prefix on the replica that cached it; unrelated ones differ.
  */
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/core/canonical.js';
 import type { EventOf, LogEvent } from '../../src/core/events.js';
-import { createSim } from '../../src/sim/server.js';
 import { BLOCK_TOKENS, TOKEN_BYTES, renderPrompt } from '../../src/sim/tokens.js';
 import type { WireMessage } from '../../src/sim/request.js';
-import { newSessions, openWorld, sessionIds, startTap, tag, type Tap, type World } from './harness.js';
+import { newSessions, openTappedWorld, sessionIds, tag, type Tap, type World } from './harness.js';
 import { contentOf, post } from './wire-faults.js';
 
 type Msg = { role: 'system' | 'user' | 'assistant'; content: string };
 
 let w: World & { tap: Tap };
 beforeAll(async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'pp-lineage-'));
-  const sim = await createSim({ host: '127.0.0.1', port: 0, replicas: 8, routing: 'session' });
-  const tap = await startTap(sim.origin);
-  w = await openWorld(dir, sim, tap, `
-listen = "127.0.0.1:0"
-data_dir = ${JSON.stringify(join(dir, 'data'))}
-
-[providers.up]
-preset = "generic"
-base_url = "${tap.origin}/openai/v1"
-
-[models.m]
-provider = "up"
-model = "sim-model"
-`);
+  w = await openTappedWorld('lineage', { replicas: 8, routing: 'session' });
 });
 afterAll(async () => {
   await w?.close();

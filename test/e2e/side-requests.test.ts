@@ -7,15 +7,11 @@
  * sessions replay to their digests, the conversation goes on in its own session, and a request of
  * no known shape is served as before.
  */
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/core/canonical.js';
 import type { EventOf, LogEvent } from '../../src/core/events.js';
-import { createSim } from '../../src/sim/server.js';
 import { buildAt } from '../../src/window/index.js';
-import { newSessions, openWorld, readSessions, sessionIds, startTap, tag, type Tap, type World } from './harness.js';
+import { newSessions, openTappedWorld, readSessions, sessionIds, tag, type Tap, type World } from './harness.js';
 import { RESPONSE_TOOLS, respond } from './responses-client.js';
 import { contentOf, post } from './wire-faults.js';
 import type OpenAI from 'openai';
@@ -24,21 +20,7 @@ type Msg = { role: 'system' | 'user' | 'assistant'; content: string };
 
 let w: World & { tap: Tap };
 beforeAll(async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'pp-side-'));
-  const sim = await createSim({ host: '127.0.0.1', port: 0, replicas: 8, routing: 'random' });
-  const tap = await startTap(sim.origin);
-  w = await openWorld(dir, sim, tap, `
-listen = "127.0.0.1:0"
-data_dir = ${JSON.stringify(join(dir, 'data'))}
-
-[providers.up]
-preset = "generic"
-base_url = "${tap.origin}/openai/v1"
-
-[models.m]
-provider = "up"
-model = "sim-model"
-
+  w = await openTappedWorld('side', { replicas: 8, routing: 'random' }, `
 [models.small]
 provider = "up"
 model = "sim-small"
