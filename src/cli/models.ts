@@ -1,8 +1,9 @@
 /**
  * `proxy models [ROUTE...] [--json] [--config PATH]`: per route, the context, output reserve,
  * water marks and prices the proxy will use, and where each came from (config, [window], the
- * catalogue with its version, or the default). Without ROUTE: every `[models]` entry; a ROUTE may
- * be any name a client could ask for (`openrouter/openai/gpt-5.5`).
+ * catalogue with its version, or the default), and whether OpenAI's GPT-5.6+ breakpoints are
+ * placed. Without ROUTE: every `[models]` entry; a ROUTE may be any name a client could ask for
+ * (`openrouter/openai/gpt-5.5`).
  */
 import { loadConfig } from '../config/load.js';
 import { resolveRoute, type Route } from '../config/routes.js';
@@ -37,6 +38,8 @@ export interface ModelsReport {
     /** USD per million tokens; a kind the route has no price for is absent. */
     prices: Partial<Record<PriceKind, Figure>>;
     priced: boolean;
+    /** `[models.NAME] prompt_cache_breakpoints` as resolved for this model and upstream. */
+    breakpoints: Route['promptCache'];
   }[];
 }
 
@@ -54,6 +57,7 @@ export function modelsReport(config: Config, names: string[]): ModelsReport {
       low_water: r.recipe.low_water,
       prices: r.figures.prices,
       priced: r.price !== undefined,
+      breakpoints: r.promptCache,
     })),
   };
 }
@@ -80,6 +84,7 @@ export function renderModels(config: Config, names: string[]): string {
       else row(label, kind === 'cache_write_1h' && r.prices.cache_write !== undefined ? 'as 5 min' : 'as input', 'no price of its own');
     }
     if (!r.priced) lines.push('  cost: unknown (set [models.NAME].price to price it)');
+    if (r.breakpoints !== 'off') lines.push(`  breakpoints     ${r.breakpoints.padStart(10)}   OpenAI prompt_cache_breakpoint markers (GPT-5.6+)`);
   }
   return lines.join('\n');
 }

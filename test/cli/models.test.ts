@@ -13,7 +13,7 @@ function load(toml: string) {
 }
 
 const config = load([
-  '[providers.anthropic]', 'preset = "anthropic"', '[providers.ollama]', 'preset = "ollama"',
+  '[providers.anthropic]', 'preset = "anthropic"', '[providers.ollama]', 'preset = "ollama"', '[providers.openai]', 'preset = "openai"',
   '[window]', 'output_reserve = 16000',
   '[models.opus]', 'provider = "anthropic"', 'model = "claude-opus-4-7"', 'price = { output = 20 }',
   '[models.local]', 'provider = "ollama"', 'model = "qwen3-coder:30b"', 'context = 65536',
@@ -43,5 +43,12 @@ describe('proxy models', () => {
     expect(text).toMatch(/context +200,000 {3}catalogue \(@pydantic\/genai-prices 0\.1\.8\)/);
     expect(text).toMatch(/output reserve +16,000 {3}\[window\]/);
     expect(text).not.toMatch(/\b0\.00\b| 0 {3}/);
+  });
+
+  it('says where OpenAI breakpoints are placed: GPT-5.6+ on OpenAI, nowhere else', () => {
+    const byRoute = Object.fromEntries(modelsReport(config, ['openai/gpt-5.6', 'openai/gpt-5.5', 'opus']).routes.map((r) => [r.route, r.breakpoints]));
+    expect(byRoute).toEqual({ 'openai/gpt-5.6': 'implicit', 'openai/gpt-5.5': 'off', opus: 'off' });
+    const text = renderModels(config, ['openai/gpt-5.6', 'openai/gpt-5.5']);
+    expect(text.match(/breakpoints +implicit/g)).toHaveLength(1);
   });
 });
