@@ -224,16 +224,7 @@ export class SessionManager {
     session.users++;
     const turn = this.#turn(session, { kind: 'side', job }, await this.#hold(session));
     await this.#appendOrRelease(turn, async () => {
-      await parent.log.sync();
-      const { events } = await this.#store.read(parent.id);
-      const atSeq = (events.at(-1)?.seq ?? 0) + 1;
-      for (const e of events) {
-        const { seq: _seq, ts: _ts, ...body } = e;
-        const copy = e.type === 'session.start'
-          ? { ...(body as EventBody & { type: 'session.start' }), ids: [], parent: { session: parent.id, seq: atSeq }, lineage: parent.lineage, side: { kind: job.kind, client: job.client } }
-          : body;
-        turn.append(copy as EventBody);
-      }
+      await this.#copyParent(turn, parent, undefined, [], job);
       turn.append({ type: 'client.msg', msg: { role: 'user', content: job.instruction } });
     });
     // Its request is compared with the one whose prefix it reads (cache-break attribution).
@@ -276,15 +267,21 @@ export class SessionManager {
     return turn;
   }
 
-  async #copyParent(turn: Turn, parent: LiveSession, atSeq: number, ids: string[]): Promise<void> {
+  /**
+   * The parent's events before `upTo` (all of them when undefined), with a session.start of the
+   * new session's own: a fork's, or a side request's (`side`).
+   */
+  async #copyParent(turn: Turn, parent: LiveSession, upTo: number | undefined, ids: string[], side?: SideJob): Promise<void> {
     // Live sessions keep no events in memory: the parent's log is read, once its appends are written.
     await parent.log.sync();
     const { events } = await this.#store.read(parent.id);
+    const atSeq = upTo ?? (events.at(-1)?.seq ?? 0) + 1;
+    const sideMark = side === undefined ? {} : { side: { kind: side.kind, client: side.client } };
     for (const e of events) {
       if (e.seq >= atSeq) break;
       const { seq: _seq, ts: _ts, ...body } = e;
       const copy = e.type === 'session.start'
-        ? { ...(body as EventBody & { type: 'session.start' }), ids, parent: { session: parent.id, seq: atSeq }, lineage: parent.lineage }
+        ? { ...(body as EventBody & { type: 'session.start' }), ids, parent: { session: parent.id, seq: atSeq }, lineage: parent.lineage, ...sideMark }
         : body;
       turn.append(copy as EventBody);
     }
