@@ -154,7 +154,9 @@ export const PRESETS = {
     ...chat, fromEnv: false, reasoningOut: 'reasoning_content', affinityHeaders: ['x-session-id', 'x-session-affinity'],
   },
   // The simulator (docs/architecture.md section 9). Without base_url the proxy starts it on loopback itself.
-  sim: { ...chat, fromEnv: false, reasoningOut: 'reasoning_content', affinityHeaders: ['x-session-id'], explicitBreakpoints: true },
+  // Its breakpoints stay off by default: the simulator's default mode plays an OpenAI before GPT-5.6
+  // and answers 400 to them; a route to its `gpt56` mode sets `prompt_cache_breakpoints`.
+  sim: { ...chat, fromEnv: false, reasoningOut: 'reasoning_content', affinityHeaders: ['x-session-id'] },
   // Anthropic caches only when asked, so its models ask for the five-minute cache by default
   // (docs/decisions.md, Anthropic caches only when asked), as the request's top-level
   // cache_control, which the API applies to the last cacheable block (SDK MessageCreateParamsBase,

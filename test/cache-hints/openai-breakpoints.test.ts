@@ -133,6 +133,8 @@ describe('the route setting', () => {
     const mode = (name: string) => resolveRoute(config, name).promptCache;
     expect(['new', 'newr', 'old', 'plan', 'chatgpt', 'or', 'or-on', 'new-off'].map(mode)).toEqual(['implicit', 'implicit', 'off', 'off', 'off', 'off', 'explicit', 'off']);
     expect(mode('openai/gpt-6')).toBe('implicit');
+    // The built-in simulator's default mode refuses the fields, as OpenAI before GPT-5.6 does.
+    expect(mode('sim/gpt-5.6')).toBe('off');
     expect(hintsFor(resolveRoute(config, 'new'), 's').promptCache).toBe('implicit');
     expect(hintsFor(resolveRoute(config, 'old'), 's').promptCache).toBeUndefined();
   });
