@@ -60,7 +60,7 @@ export async function createSim(opts: SimOptions = {}): Promise<Sim> {
   const anthropic = new AnthropicWire({
     contextTokens: opts.contextTokens ?? 131_072, ttlMs: opts.ttlMs ?? 300_000, maxEntries: opts.maxBlocksPerReplica ?? 20_000,
     now: () => engine.now(), ...(opts.apiKey === undefined ? {} : { apiKey: opts.apiKey }),
-    ...(opts.anthropicMessageCacheKeys === true ? { messageCacheKeys: true } : {}),
+    messageCacheKeys: opts.anthropicMessageCacheKeys ?? true,
   });
   const ollama = new OllamaSim({ now: () => engine.now(), contextTokens: opts.contextTokens ?? 131_072 });
   const responses = new ResponsesSim(opts, () => engine.now());

@@ -40,7 +40,10 @@ export interface SimOptions {
   apiKey?: string;
   /** Ids listed by `GET /v1/models`; any model name is accepted anyway. */
   models?: string[];
-  /** The Anthropic mode keys its message cache on `tool_choice` and thinking too, as the API does. */
+  /**
+   * The Anthropic mode keys its message cache on `tool_choice`, thinking and effort too, as the API
+   * does (default); `false` keys it on the prefix alone.
+   */
   anthropicMessageCacheKeys?: boolean;
 }
 

@@ -17,7 +17,7 @@ let w: WiresWorld;
 let client: Anthropic;
 beforeAll(async () => {
   w = await startWiresWorld({
-    sim: { replicas: 8, routing: 'random', anthropicMessageCacheKeys: true },
+    sim: { replicas: 8, routing: 'random' },
     models: `
 [models.claude]
 provider = "an"

@@ -110,6 +110,11 @@ describe.each([
     // The simulator's prompt, as the client saw it, is the wire request as the simulator renders it.
     expect(run.driven.answers.map((a) => a.usage?.prompt_tokens)).toEqual(run.steps.map((s) => s.prompt));
     const ideal = run.steps.reduce((n, s) => n + s.ideal, 0);
+    // The message key changes only where a trim forced it: thinking off inside the tool loop whose
+    // signed block the trim made stale, and on again at the next user message (docs/how-it-works.md).
+    const keyChanges = run.steps.filter((s) => s.keyChanged).length;
+    const trims = run.steps.filter((s) => s.trimmed).length;
+    expect(keyChanges, `key changes ${keyChanges}, trims ${trims}`).toBeLessThanOrEqual(2 * trims);
     const got = read.reduce((n, x) => n + x, 0);
     // Requests that read less than 90% of their ideal, for the failure message.
     const short = run.steps.map((s, i) => (s.ideal > 0 && read[i]! < s.ideal * 0.9 ? `#${i} ${read[i]}/${s.ideal}` : '')).filter((x) => x !== '');

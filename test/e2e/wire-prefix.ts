@@ -9,9 +9,21 @@ import { MIN_CACHEABLE_TOKENS } from '../../src/sim/anthropic/prompt-cache.js';
 import { BLOCK_TOKENS, TOKEN_BYTES } from '../../src/sim/tokens.js';
 import type { TappedRequest } from './harness.js';
 
+/** A request as the simulated model reads it, with what its cache keys the messages on. */
+export interface RenderedRequest {
+  bytes: Buffer;
+  /** Bytes of the tools and system prompt, which the cache keys on the prefix alone. */
+  headBytes: number;
+  /** What the message blocks are cached under besides their prefix (tool_choice, thinking, effort). */
+  messageKey: string;
+}
+
 /** A Messages request as the simulated model reads it (its cache and its signatures use the same text). */
-export function renderAnthropic(req: TappedRequest): Buffer {
-  return Buffer.from(renderRequest(parseMessagesRequest(JSON.stringify(req.body))).map((s) => s.text).join(''), 'utf8');
+export function renderAnthropic(req: TappedRequest): RenderedRequest {
+  const parsed = parseMessagesRequest(JSON.stringify(req.body));
+  const segments = renderRequest(parsed);
+  const head = segments.filter((s) => s.where.startsWith('tools.') || s.where.startsWith('system.')).map((s) => s.text).join('');
+  return { bytes: Buffer.from(segments.map((s) => s.text).join(''), 'utf8'), headBytes: Buffer.byteLength(head, 'utf8'), messageKey: parsed.messageCacheKey };
 }
 
 /** `[elided seq=N]`, or a merged run's `[elided seq=A-B]` (window-v2). */
@@ -46,25 +58,32 @@ export interface PrefixStep {
   commonBytes: number;
   /**
    * What an unchanged prefix lets the cache give: the whole previous request (a conversation
-   * that only grows), or, where the window trimmed, what the trim left of it. 0 for the first.
+   * that only grows), or, where the window trimmed, what the trim left of it; where the request's
+   * message key changed (`keyChanged`), the tools and system alone. 0 for the first.
    */
   ideal: number;
+  /** Its messages are cached under another key than the request before's (thinking turned off or on). */
+  keyChanged: boolean;
 }
 
 /**
  * Per request: the ideal read. Not simply the common prefix with the previous request: where the
  * proxy itself changed the prefix (a rewrite, a lost thinking block) that common prefix shrinks
  * with the loss, and the measure would excuse the very break it should count. Only the window's
- * trim, one per high-water crossing, may shorten what the previous request left to read.
+ * trim, one per high-water crossing, may shorten what the previous request left to read; and a
+ * changed message key (the API's rule) leaves the tools and system. Callers hold the key changes
+ * to the trims that force them.
  */
-export function prefixSteps(rendered: readonly Buffer[]): PrefixStep[] {
+export function prefixSteps(rendered: readonly RenderedRequest[]): PrefixStep[] {
   return rendered.map((cur, k) => {
-    const prompt = Math.ceil(cur.length / TOKEN_BYTES);
-    if (k === 0) return { prompt, trimmed: false, commonBytes: 0, ideal: 0 };
+    const prompt = Math.ceil(cur.bytes.length / TOKEN_BYTES);
+    if (k === 0) return { prompt, trimmed: false, commonBytes: 0, ideal: 0, keyChanged: false };
     const prev = rendered[k - 1]!;
-    const before = markers(prev);
-    const trimmed = [...markers(cur)].some((m) => !before.has(m));
-    const commonBytes = commonPrefix(prev, cur);
-    return { prompt, trimmed, commonBytes, ideal: cacheableTokens(trimmed ? commonBytes : prev.length) };
+    const before = markers(prev.bytes);
+    const trimmed = [...markers(cur.bytes)].some((m) => !before.has(m));
+    const commonBytes = commonPrefix(prev.bytes, cur.bytes);
+    const keyChanged = cur.messageKey !== prev.messageKey;
+    const reach = keyChanged ? Math.min(commonBytes, cur.headBytes) : trimmed ? commonBytes : prev.bytes.length;
+    return { prompt, trimmed, commonBytes, ideal: cacheableTokens(reach), keyChanged };
   });
 }

@@ -139,7 +139,7 @@ describe('sim anthropic cache: message blocks keyed on tool_choice and thinking 
   const body = (extra: Json) => ({ ...base, max_tokens: 4096, tools, system: system(EPHEMERAL), messages: [{ role: 'user', content: [{ type: 'text', text: `${text(1500, 'msg')} [[say ok]]`, cache_control: EPHEMERAL }] }], ...extra });
 
   it('a changed tool_choice or thinking reads the tools and system only; the same ones read everything', async () => {
-    const s = await start({ anthropicMessageCacheKeys: true });
+    const s = await start();
     const first = await usageOf(s, body({}));
     expect(first.cache_read_input_tokens).toBe(0);
     const same = await usageOf(s, body({ tool_choice: { type: 'auto' } }));
@@ -153,8 +153,11 @@ describe('sim anthropic cache: message blocks keyed on tool_choice and thinking 
     }
   });
 
-  it('off by default: the message cache holds whatever the parameters', async () => {
-    const s = await start();
+  it('on by default; asked off, the message cache holds whatever the parameters', async () => {
+    const strict = await start();
+    await usageOf(strict, body({}));
+    expect((await usageOf(strict, body({ tool_choice: { type: 'none' } }))).cache_creation_input_tokens).toBeGreaterThan(0);
+    const s = await start({ anthropicMessageCacheKeys: false });
     await usageOf(s, body({}));
     const u = await usageOf(s, body({ tool_choice: { type: 'none' } }));
     expect(u.cache_creation_input_tokens).toBe(0);

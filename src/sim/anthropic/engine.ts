@@ -26,9 +26,7 @@ export interface AnthropicEngineConfig {
   now: () => number;
   /**
    * Key the cache of message blocks on `tool_choice` and the thinking settings too, as the API
-   * does (request.ts, `messageCacheKey`). Off by default: the proxy's trims inside a thinking tool
-   * loop send a request without thinking, which this would count as a miss (docs/decisions.md, Side
-   * requests read the conversation's prefix, Not done).
+   * does (request.ts, `messageCacheKey`).
    */
   messageCacheKeys?: boolean;
 }
