@@ -22,12 +22,36 @@ export interface EncodeOptions {
    * serialises every message.
    */
   memo?: SerialisationMemo;
+  /**
+   * Keeps the last body built for a conversation, so a request that extends it copies the messages
+   * they share in one piece (encoders whose bodies are a list of messages use it).
+   */
+  lists?: ListMemo;
 }
 
 /** Wire bytes (UTF-8 JSON) per message object and per variant (the route options that shape it). */
 export interface SerialisationMemo {
   get(msg: object, variant: string): Buffer | undefined;
   set(msg: object, variant: string, bytes: Buffer): void;
+}
+
+/**
+ * A body built from a list of messages: the list, how each went (its variant and form), and where
+ * each one's serialisation ends in `bytes`, counted from `start` (the first message's first byte).
+ */
+export interface KeptList {
+  readonly variant: string;
+  readonly items: readonly object[];
+  readonly forms: readonly string[];
+  readonly bytes: Buffer;
+  readonly start: number;
+  readonly ends: readonly number[];
+}
+
+/** The last body built for a list whose first message is `first`. */
+export interface ListMemo {
+  get(first: object): KeptList | undefined;
+  set(first: object, kept: KeptList): void;
 }
 
 /** An upstream error, read from an HTTP error body or from an error event in a stream. */

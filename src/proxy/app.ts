@@ -22,6 +22,7 @@ import { RequestGuard } from './request-guard.js';
 import { writeLine } from './request-log.js';
 import { RetrySignals } from './retries.js';
 import { WireMemo } from './wire-memo.js';
+import { BodyListMemo } from './list-memo.js';
 import type { Upstreams } from './upstream.js';
 import type { Tracing } from '../tracing/tracing.js';
 
@@ -43,6 +44,8 @@ export interface AppDeps {
   retries?: RetrySignals;
   /** Keeps wire serialisations between requests; made here from the config when not given. */
   wireMemo?: WireMemo;
+  /** Keeps each conversation's last upstream body; made here from the config when not given. */
+  listMemo?: BodyListMemo;
   /** Client keys; made here from the config when not given. */
   auth?: ClientAuth;
   /** Client keys' budgets and rates; made here from the config when not given (then spend is not kept across restarts). */
@@ -61,6 +64,7 @@ export function buildApp(given: AppDeps): FastifyInstance {
     ...given,
     retries: given.retries ?? new RetrySignals(),
     wireMemo: given.wireMemo ?? new WireMemo(given.config.sessions.wireCacheMb * 2 ** 20),
+    listMemo: given.listMemo ?? new BodyListMemo(given.config.sessions.wireCacheMb * 2 ** 20),
     auth: given.auth ?? new ClientAuth(given.config.auth),
     limits: given.limits ?? new ClientLimits(given.config.auth.keys, [], { now: () => given.now().getTime(), metrics: given.metrics }),
   };

@@ -7,7 +7,7 @@
 import { planMarks, sentMode, type MarkPlan } from '../../cache-hints/openai-breakpoints.js';
 import type { DialectRoute, EncodedRequest, WireHints } from '../../core/route.js';
 import type { AssistantMessage, ContentPart, NeutralMessage, NeutralRequest, OpaqueBlock } from '../../core/types.js';
-import type { EncodeOptions } from '../types.js';
+import type { EncodeOptions, KeptList } from '../types.js';
 import type { WireAssistantMessage, WireContentPart, WireMessage, WireTextPart, WireToolCall } from './wire-types.js';
 import { jsonHeaders } from '../wire-headers.js';
 import { addExtraFields } from '../extra-fields.js';
@@ -50,13 +50,10 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
   // the rest is copied (a 1 MB conversation is one copy, not a join, a re-encode and a copy).
   const variant = `openai-chat\u0000${route.reasoningOut}\u0000${route.reasoningOnToolTurns}`;
   const tail = JSON.stringify(rest);
-  const messages = req.messages.map((m, i) => {
-    const form = formOf(plan, i);
-    return messageBytes(m, form === '' ? variant : `${variant}\u0000${form}`, route, opts, form);
-  });
   const head = Buffer.from(`{"model":${JSON.stringify(req.model)},"messages":[`);
   const end = Buffer.from(tail === '{}' ? ']}' : '],' + tail.slice(1));
-  const encoded: EncodedRequest = { path: CHAT_COMPLETIONS_PATH, headers: jsonHeaders(route, hints), body: joinList(head, messages, end) };
+  const body = encodeList(head, req.messages, end, { variant, plan, route, opts });
+  const encoded: EncodedRequest = { path: CHAT_COMPLETIONS_PATH, headers: jsonHeaders(route, hints), body };
   if (plan !== undefined && mode !== undefined) encoded.promptCache = { mode, marks: plan.marks };
   return encoded;
 }
@@ -71,23 +68,61 @@ function formOf(plan: MarkPlan | undefined, i: number): Form {
 
 const COMMA = 0x2c;
 
+interface ListContext {
+  variant: string;
+  plan: MarkPlan | undefined;
+  route: DialectRoute;
+  opts: EncodeOptions;
+}
+
 /**
- * `head`, the items joined by commas, `end`: one allocation and one copy per item. Buffer.concat
- * made a view per part, and a long conversation's thousand messages made it a visible cost.
+ * `head`, the messages' serialisations joined by commas, `end`, in one allocation. The messages a
+ * request shares with the last body built for its conversation (the same objects, going the same
+ * way) are copied from that body in one piece; only the rest are looked up or serialised. So a
+ * long conversation's request costs one copy of its history, not a step per message.
  */
-function joinList(head: Buffer, items: readonly Buffer[], end: Buffer): Buffer {
-  let size = head.length + end.length + Math.max(0, items.length - 1);
-  for (const item of items) size += item.length;
+function encodeList(head: Buffer, messages: readonly NeutralMessage[], end: Buffer, c: ListContext): Buffer {
+  const n = messages.length;
+  const forms: Form[] = new Array<Form>(n);
+  for (let i = 0; i < n; i++) forms[i] = formOf(c.plan, i);
+  const first = messages[0];
+  const kept = first === undefined ? undefined : c.opts.lists?.get(first);
+  const shared = kept === undefined || kept.variant !== c.variant ? 0 : sharedLength(kept, messages, forms);
+  const prefix = shared === 0 ? EMPTY : kept!.bytes.subarray(kept!.start, kept!.start + kept!.ends[shared - 1]!);
+
+  const fresh: Buffer[] = [];
+  let size = head.length + prefix.length + end.length;
+  for (let i = shared; i < n; i++) {
+    const form = forms[i]!;
+    const bytes = messageBytes(messages[i]!, form === '' ? c.variant : `${c.variant}\u0000${form}`, c.route, c.opts, form);
+    fresh.push(bytes);
+    size += bytes.length + (i > 0 ? 1 : 0);
+  }
+
   const out = Buffer.allocUnsafe(size);
   out.set(head, 0);
-  let at = head.length;
-  for (let i = 0; i < items.length; i++) {
-    if (i > 0) out[at++] = COMMA;
-    out.set(items[i]!, at);
-    at += items[i]!.length;
+  out.set(prefix, head.length);
+  let at = head.length + prefix.length;
+  const ends = shared === 0 ? [] : kept!.ends.slice(0, shared);
+  for (let j = 0; j < fresh.length; j++) {
+    if (shared + j > 0) out[at++] = COMMA;
+    out.set(fresh[j]!, at);
+    at += fresh[j]!.length;
+    ends.push(at - head.length);
   }
   out.set(end, at);
+  if (first !== undefined) c.opts.lists?.set(first, { variant: c.variant, items: messages, forms, bytes: out, start: head.length, ends });
   return out;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** How many leading messages are the kept body's, the same objects in the same form. */
+function sharedLength(kept: KeptList, messages: readonly NeutralMessage[], forms: readonly Form[]): number {
+  const limit = Math.min(kept.items.length, messages.length);
+  let i = 0;
+  while (i < limit && kept.items[i] === messages[i] && kept.forms[i] === forms[i]) i++;
+  return i;
 }
 
 /** Each message's wire JSON as UTF-8, kept by the caller's memo per the route options that shape it. */
