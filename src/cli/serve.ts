@@ -12,6 +12,9 @@ import { textLine } from './log-text.js';
 
 const HELP = 'usage: proxy serve [--config PATH] [--port N] [--host H] [--data-dir DIR] [--open]';
 
+/** The longest an operator's log line waits in the buffer. */
+const FLUSH_MS = 200;
+
 export async function serveCommand(args: string[]): Promise<number> {
   const { values } = parse(args, {
     config: { type: 'string' },
@@ -37,9 +40,19 @@ export async function serveCommand(args: string[]): Promise<number> {
   const sim = Object.values(config.providers).some((p) => p.builtinSim) ? await createSim({ port: 0, host: '127.0.0.1' }) : undefined;
   if (sim !== undefined) config = withSimulator(config, sim.url);
   // One JSON line per request on stdout (docs/observability.md, Logs); never a body or a credential.
-  // Written asynchronously: a synchronous write per request was ~5% of a request's CPU when stdout
-  // is a pipe. What is still buffered is written out on exit.
-  const out = pino.destination({ dest: 1, sync: false });
+  // Written asynchronously and in batches: lines wait for 4 KB of them or for FLUSH_MS, whichever
+  // comes first. One write per line was ~4% of a request's CPU when stdout is a pipe (each write is
+  // a trip to libuv's thread pool; bench/RESULTS.md, Peers). What is still buffered is written out
+  // on exit; a process killed with SIGKILL loses at most FLUSH_MS of lines (the session log is
+  // the durable record, docs/decisions.md, Durability).
+  const out = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  let buffered = false;
+  const flushTimer = setInterval(() => {
+    if (!buffered) return;
+    buffered = false;
+    out.flush();
+  }, FLUSH_MS);
+  flushTimer.unref();
   const flush = () => {
     try {
       out.flushSync();
@@ -48,7 +61,11 @@ export async function serveCommand(args: string[]): Promise<number> {
     }
   };
   process.once('exit', flush);
-  const dest = config.logFormat === 'text' ? { write: (line: string) => out.write(textLine(line)) } : out;
+  const write = (line: string) => {
+    buffered = true;
+    out.write(config.logFormat === 'text' ? textLine(line) : line);
+  };
+  const dest = { write };
   const proxy = await startProxy(config, { logger: pino({ level: config.logLevel, base: { service: 'prefix-proxy' } }, dest) });
   process.stdout.write(`${config.describe()}\n\nprefix-proxy listening on ${proxy.url}/v1\n`);
   if (sim !== undefined) process.stdout.write(`built-in simulator at ${sim.url} (models sim/<any-name>)\n`);
@@ -61,6 +78,7 @@ export async function serveCommand(args: string[]): Promise<number> {
   });
   await proxy.close();
   await sim?.close();
+  clearInterval(flushTimer);
   flush();
   return 0;
 }

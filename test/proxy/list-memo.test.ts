@@ -25,7 +25,7 @@ function request(messages: NeutralMessage[], model = 'm'): NeutralRequest {
 }
 
 function plain(req: NeutralRequest, hints: WireHints, r = route): Buffer {
-  return encodeRequest(req, r, hints, { stream: false, resolveImage: noImages }).body;
+  return Buffer.from(encodeRequest(req, r, hints, { stream: false, resolveImage: noImages }).body);
 }
 
 /** A per-message memo that counts what it was asked. */
@@ -119,7 +119,7 @@ describe('BodyListMemo', () => {
           const r: DialectRoute = { ...route, reasoningOut: s.reasoningOut as DialectRoute['reasoningOut'] };
           const hints: WireHints = s.promptCache === undefined ? plainHints : { ...plainHints, promptCache: s.promptCache as 'implicit' | 'explicit' };
           const req = request(msgs, s.model);
-          const got = encodeRequest(req, r, hints, { stream: false, resolveImage: noImages, memo, lists }).body;
+          const got = Buffer.from(encodeRequest(req, r, hints, { stream: false, resolveImage: noImages, memo, lists }).body);
           expect(got.equals(plain(req, hints, r))).toBe(true);
         }
       }),
