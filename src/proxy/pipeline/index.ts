@@ -62,7 +62,7 @@ async function handle(inbound: InboundDialect, req: FastifyRequest, reply: Fasti
   trace.set({ 'prefix_proxy.session.id': turn.session.id });
   summary.session = turn.session.id;
   const call: Call = {
-    req, deps, a, turn, started, abort: new AbortController(), clientGone: false, deadline: new AbortController(), previousPrompt: turn.session.previousPrompt,
+    req, deps, a, turn, started, abort: new AbortController(), clientGone: false, deadlinePassed: false, previousPrompt: turn.session.previousPrompt,
     origin: { provider: a.route.provider, model: a.route.dialect.model }, logged: false, trace,
   };
   const onClose = () => {
@@ -82,7 +82,10 @@ async function handle(inbound: InboundDialect, req: FastifyRequest, reply: Fasti
     const built = build(call);
     stage.set({ 'prefix_proxy.break_cause': built.cause, 'prefix_proxy.window.est_tokens': built.estTokens, 'prefix_proxy.window.trimmed': built.trimmed });
     stage.end();
-    deadlineTimer = setTimeout(() => call.deadline.abort(), a.route.timeouts.deadline_ms);
+    deadlineTimer = setTimeout(() => {
+      call.deadlinePassed = true;
+      call.abort.abort();
+    }, a.route.timeouts.deadline_ms);
     const answer = await send(call, built.encoded);
     if (answer === undefined) return await logAborted(call, emptyReply(), undefined);
     if (answer.kind === 'status') return await relayError(call, reply, answer);

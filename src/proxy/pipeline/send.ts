@@ -43,7 +43,7 @@ export async function send(call: Call, encoded: ReturnType<typeof build>['encode
   );
   call.attempts = attempts;
   try {
-    return await attempts.call(AbortSignal.any([call.abort.signal, call.deadline.signal]));
+    return await attempts.call(call.abort.signal);
   } catch (err) {
     if (call.clientGone && isAbort(err)) return undefined;
     throw upstreamFailure(call, transportFailure(call, err), 'transport');
@@ -57,6 +57,6 @@ export async function send(call: Call, encoded: ReturnType<typeof build>['encode
 /** A transport failure as the client hears it: the deadline's own code when it was the deadline that cut it. */
 export function transportFailure(call: Call, err: unknown): unknown {
   const d = call.attempts?.deployment ?? call.a.route.deployments[0]!;
-  if (call.deadline.signal.aborted) return new ProxyError('upstream_deadline', { provider: d.provider, ms: call.a.route.timeouts.deadline_ms }, { cause: err });
+  if (call.deadlinePassed) return new ProxyError('upstream_deadline', { provider: d.provider, ms: call.a.route.timeouts.deadline_ms }, { cause: err });
   return classifyTransportError(err, d.provider, d.timeouts);
 }
