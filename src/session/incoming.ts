@@ -75,10 +75,26 @@ function identical(a: NeutralMessage, b: NeutralMessage): boolean {
   }
 }
 
+/**
+ * How far a request's messages were already found to be a view's. A request is compared with its
+ * session by the locator and again by the plan once its turn comes; the second pass starts where
+ * the first stopped while the entries it compared are still the view's. A view loses entries only
+ * by truncation and gains them as new objects, so the last entry compared, still in its place,
+ * vouches for every one before it.
+ */
+const verified = new WeakMap<readonly object[], { view: readonly Comparable[]; upTo: number; last: Comparable }>();
+
 /** How many leading messages of the request are the view's. */
-export function matchLength(view: readonly Comparable[], incoming: readonly IncomingMessage[]): number {
+export function matchLength(view: readonly Comparable[], incoming: readonly { msg?: NeutralMessage; key: string }[]): number {
   const common = Math.min(view.length, incoming.length);
-  let k = 0;
+  let k = knownPrefix(view, incoming);
   while (k < common && sameMessage(view[k]!, incoming[k]!)) k++;
+  if (k > 0) verified.set(incoming, { view, upTo: k, last: view[k - 1]! });
   return k;
+}
+
+function knownPrefix(view: readonly Comparable[], incoming: readonly object[]): number {
+  const known = verified.get(incoming);
+  if (known === undefined || known.view !== view || view[known.upTo - 1] !== known.last) return 0;
+  return known.upTo;
 }

@@ -4,7 +4,7 @@
  * session was named explicitly and what is in flight.
  */
 import { replyFingerprint } from './fingerprint.js';
-import { sameMessage } from './incoming.js';
+import { matchLength } from './incoming.js';
 import type { NeutralMessage } from '../core/types.js';
 import type { ViewEntry } from './view.js';
 
@@ -34,9 +34,7 @@ export interface PlanMessage {
 }
 
 export function planRequest(view: readonly ViewEntry[], incoming: readonly PlanMessage[], ctx: PlanContext): Plan {
-  let k = 0;
-  const common = Math.min(view.length, incoming.length);
-  while (k < common && sameMessage(view[k]!, incoming[k]!)) k++;
+  const k = matchLength(view, incoming);
   if (k === view.length) {
     // Exactly the conversation a request still running sent: a twin running beside it (parallel
     // sub-agents that open alike), not a turn to queue behind it. It forks after the last entry.

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { NeutralMessage } from '../../src/core/types.js';
 import { messageKey } from '../../src/session/fingerprint.js';
+import fc from 'fast-check';
 import { IncomingMessage, matchLength, sameMessage } from '../../src/session/incoming.js';
+import { planRequest } from '../../src/session/plan.js';
 
 const entry = (msg: NeutralMessage) => ({ msg, key: messageKey(msg) });
 
@@ -36,5 +38,61 @@ describe('comparing incoming messages with the view', () => {
     expect(matchLength(view, req(['user', 'a'], ['assistant', 'b'], ['user', 'c'], ['user', 'd']))).toBe(3);
     expect(matchLength(view, req(['user', 'a'], ['assistant', 'B']))).toBe(1);
     expect(matchLength(view, [])).toBe(0);
+  });
+});
+
+describe('a request compared twice with its session (locator, then plan)', () => {
+  /** An incoming message with no text to compare, so each comparison reads its key once. */
+  const counted = (keys: string[]) => {
+    let reads = 0;
+    const list = keys.map((k) => ({ get key() { reads++; return k; } }));
+    return { list, reads: () => reads };
+  };
+  const view = (n: number, tag = '') => Array.from({ length: n }, (_, i) => ({ seq: i + 1, msg: { role: 'user' as const, content: `${tag}${i}` }, key: `k${i}` }));
+
+  it('compares each message once while the view keeps the entries compared', () => {
+    const v = view(100);
+    const inc = counted([...v.map((e) => e.key), 'new']);
+    expect(matchLength(v, inc.list)).toBe(100);
+    expect(inc.reads()).toBe(100);
+    expect(planRequest(v, inc.list, { explicit: false, clientDrops: 'follow' })).toEqual({ kind: 'append', from: 100 });
+    expect(inc.reads()).toBe(100);
+    // The view grew meanwhile (a turn before this one): only the new entry is compared.
+    v.push({ seq: 101, msg: { role: 'user', content: 'new' }, key: 'new' });
+    expect(matchLength(v, inc.list)).toBe(101);
+    expect(inc.reads()).toBe(101);
+  });
+
+  it('compares again from the start once an entry it vouched for has left', () => {
+    const v = view(10);
+    const inc = counted(v.map((e) => e.key));
+    expect(matchLength(v, inc.list)).toBe(10);
+    // A rewrite: the view is cut at 4 and refilled with other entries under the same keys.
+    v.length = 4;
+    v.push(...view(10, 'other ').slice(4));
+    const before = inc.reads();
+    expect(matchLength(v, inc.list)).toBe(10);
+    expect(inc.reads() - before).toBe(10);
+    // Cut below what was compared and refilled with entries that differ: the match stops there.
+    v.length = 2;
+    v.push({ seq: 3, msg: { role: 'user', content: 'x' }, key: 'x' });
+    expect(matchLength(v, inc.list)).toBe(2);
+  });
+
+  it('gives what a fresh comparison gives, whatever the view went through (property)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.constantFrom('cut', 'push', 'match'), fc.nat(12)), { maxLength: 40 }), (ops) => {
+        const v = view(12);
+        const keys = v.map((e) => e.key);
+        const inc = counted(keys);
+        for (const [op, n] of ops) {
+          if (op === 'cut') v.length = Math.min(v.length, n);
+          else if (op === 'push') v.push({ seq: v.length + 1, msg: { role: 'user', content: `p${n}` }, key: n % 2 === 0 ? `k${v.length}` : `p${n}` });
+          const fresh = counted(keys);
+          expect(matchLength(v, inc.list)).toBe(matchLength(v, fresh.list));
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });
