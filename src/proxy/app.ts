@@ -63,8 +63,9 @@ export function buildApp(given: AppDeps): FastifyInstance {
   const deps: AppDeps = {
     ...given,
     retries: given.retries ?? new RetrySignals(),
-    wireMemo: given.wireMemo ?? new WireMemo(given.config.sessions.wireCacheMb * 2 ** 20),
-    listMemo: given.listMemo ?? new BodyListMemo(given.config.sessions.wireCacheMb * 2 ** 20),
+    // `wire_cache_mb` bounds the two memos together, half each.
+    wireMemo: given.wireMemo ?? new WireMemo(given.config.sessions.wireCacheMb * 2 ** 19),
+    listMemo: given.listMemo ?? new BodyListMemo(given.config.sessions.wireCacheMb * 2 ** 19),
     auth: given.auth ?? new ClientAuth(given.config.auth),
     limits: given.limits ?? new ClientLimits(given.config.auth.keys, [], { now: () => given.now().getTime(), metrics: given.metrics }),
   };

@@ -3,8 +3,9 @@
  * serialised messages it shares with it in one piece and serialises only what follows
  * (docs/decisions.md, Memory follows live sessions). A conversation is known by its first message
  * object: the window hands the same frozen object for an unchanged entry, so a request that only
- * appends finds its predecessor here. Bounded in bytes (`[sessions] wire_cache_mb`, as the
- * per-message memo), least recently used out first: a thousand idle sessions hold no copy.
+ * appends finds its predecessor here. Bounded in bytes (half of `[sessions] wire_cache_mb`, the
+ * per-message memo has the other half), least recently used out first: a thousand idle sessions
+ * hold no copy.
  */
 import { LRUCache } from 'lru-cache';
 import type { KeptList, ListMemo } from '../dialects/types.js';
