@@ -216,8 +216,9 @@ export class WindowState {
     let first: number | undefined;
     for (const e of this.#entries) {
       if (e.source.role !== 'tool') continue;
-      const a = old.capOf(e);
-      const b = caps.capOf(e);
+      const of = { call: e.call };
+      const a = old.capOf(of);
+      const b = caps.capOf(of);
       if (a === b) continue;
       e.forgetCapped();
       if (first === undefined && estimateTextTokens(e.source.content) > Math.min(a, b)) first = e.seq;
