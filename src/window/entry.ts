@@ -10,7 +10,7 @@
 import { canonicalJson } from '../core/canonical.js';
 import { estimateMessageTokens, estimateTextTokens } from '../core/estimate.js';
 import type { AssistantMessage, NeutralMessage, OpaqueBlock, Origin, ToolCall, ToolMessage } from '../core/types.js';
-import { applyCut, cutOf } from './cap.js';
+import { applyCut, cutOf, type Cut } from './cap.js';
 import { looksFailed, shapeOf, type CallShape } from './tool-calls.js';
 
 export interface Rendered {
@@ -231,11 +231,36 @@ export class Entry {
  * logged result each time `content` is read (two slices and a join, which share the logged
  * result's characters until a reader serialises them): a live session then holds its capped
  * results once, as logged, and not a second time as cut (docs/decisions.md, Memory follows live
- * sessions). An enumerable own property, so serialisers and spreads read it as any other.
+ * sessions).
  */
 function cappedResult(src: ToolMessage, cap: number): ToolMessage {
   const cut = cutOf(src.content, cap);
-  if (cut === undefined) return { role: 'tool', tool_call_id: src.tool_call_id, content: src.content };
-  const msg = { role: 'tool', tool_call_id: src.tool_call_id } as ToolMessage;
-  return Object.defineProperty(msg, 'content', { enumerable: true, get: () => applyCut(src.content, cut) });
+  return cut === undefined ? { role: 'tool', tool_call_id: src.tool_call_id, content: src.content } : new CutResult(src, cut);
+}
+
+/**
+ * `content` is an enumerable own property, after `role` and `tool_call_id` as in any other
+ * result, so serialisers, spreads and equality read it as a string; its getter is one function
+ * shared by every instance, which keeps them on one hidden class.
+ */
+class CutResult implements ToolMessage {
+  readonly role = 'tool';
+  readonly tool_call_id: string;
+  declare readonly content: string;
+  readonly #source: ToolMessage;
+  readonly #cut: Cut;
+
+  static readonly #content: PropertyDescriptor = {
+    enumerable: true,
+    get(this: CutResult): string {
+      return applyCut(this.#source.content, this.#cut);
+    },
+  };
+
+  constructor(source: ToolMessage, cut: Cut) {
+    this.tool_call_id = source.tool_call_id;
+    this.#source = source;
+    this.#cut = cut;
+    Object.defineProperty(this, 'content', CutResult.#content);
+  }
 }

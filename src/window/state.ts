@@ -9,7 +9,7 @@
  * extends it (O(new entries)); anything else walks every entry again, reusing each entry's
  * memoised rendering.
  */
-import { canonicalJson, DigestChain } from '../core/canonical.js';
+import { canonicalJson, DigestChain, sha256Hex } from '../core/canonical.js';
 import { ProxyError } from '../core/errors.js';
 import { estimateTextTokens } from '../core/estimate.js';
 import type { EventOf, Fold, LogEvent, Recipe } from '../core/events.js';
@@ -68,7 +68,8 @@ export class WindowState {
   #recipe: Recipe | undefined;
   #system: { content: string; rendered: Rendered | undefined } | undefined;
   #tools: ToolSpec[] = [];
-  #toolsText = '[]';
+  /** canonicalDigest of the tools: a catalog event that changes nothing is told apart without keeping their text. */
+  #toolsKey = sha256Hex('[]');
   #toolsEst = estimateTextTokens('[]');
   readonly #entries: Entry[] = [];
   readonly #elided = new Set<number>();
@@ -260,9 +261,10 @@ export class WindowState {
 
   #catalog(tools: ToolSpec[]): void {
     const text = canonicalJson(tools);
+    const key = sha256Hex(text);
     this.#tools = tools;
-    if (text === this.#toolsText) return;
-    this.#toolsText = text;
+    if (key === this.#toolsKey) return;
+    this.#toolsKey = key;
     this.#toolsEst = estimateTextTokens(text);
     // The tools come before every message: signed blocks made with the old ones are stale.
     this.#prefixChanged(-Infinity);
