@@ -72,9 +72,10 @@ export class WindowState {
   #toolsKey = sha256Hex('[]');
   #toolsEst = estimateTextTokens('[]');
   readonly #entries: Entry[] = [];
-  readonly #elided = new Set<number>();
+  /** Sticky elisions, from the log; made at the first (most sessions never trim). */
+  #elided: Set<number> | undefined;
   /** Folded tool results (window-v3): seq -> the result that superseded it. Sticky, from the log. */
-  readonly #folded = new Map<number, number>();
+  #folded: Map<number, number> | undefined;
   #caps: ResultCaps | undefined;
   readonly #pairing = new CallPairing();
   readonly #summaries = new Summaries();
@@ -136,7 +137,7 @@ export class WindowState {
    * way, a rewrite that resends it brings it back elided.
    */
   isElided(seq: number): boolean {
-    return this.#elided.has(seq) || this.#folded.has(seq);
+    return this.#elided?.has(seq) === true || this.#folded?.has(seq) === true;
   }
 
   build(input: WindowInput): WindowResult {
@@ -144,8 +145,8 @@ export class WindowState {
     if (recipe === undefined) throw new ProxyError('log_malformed', { file: '', line: '', detail: 'no session.start before the request' });
     const key = originKey(input.origin);
     let cache = this.#cache;
-    const isElided = (s: number): boolean => this.#elided.has(s);
-    const foldedBy = (s: number): number | undefined => this.#folded.get(s);
+    const isElided = (s: number): boolean => this.#elided?.has(s) === true;
+    const foldedBy = (s: number): number | undefined => this.#folded?.get(s);
     if (cache !== undefined && cache.gen === this.#gen && cache.key === key && cache.pending === undefined) {
       cache.rendering.truncate(cache.resume.item);
       cache.resume = walk(this.#context(input.origin, key, isElided, foldedBy, Infinity), cache.rendering, cache.resume.entry);
@@ -157,7 +158,7 @@ export class WindowState {
     let elided: number[] = [];
     let folded: Fold[] = [];
     if (estBeforeTrim > (input.highWater ?? recipe.high_water)) {
-      const isFolded = (s: number): boolean => this.#folded.has(s);
+      const isFolded = (s: number): boolean => this.#folded?.has(s) === true;
       elided = selectTrim(cache.rendering.items, recipe, estBeforeTrim, isElided, this.stats, isFolded);
       const fresh = new Set(elided);
       // Beyond the trim, and only where it breaks the prefix anyway: at or after its first elision (folds.ts).
@@ -166,7 +167,7 @@ export class WindowState {
       }
       if (elided.length > 0) {
         const foldMap = new Map(folded.map((f) => [f.seq, f.by]));
-        cache = this.#fresh(input.origin, key, (s) => isElided(s) || fresh.has(s), (s) => this.#folded.get(s) ?? foldMap.get(s), elided[0]!);
+        cache = this.#fresh(input.origin, key, (s) => isElided(s) || fresh.has(s), (s) => this.#folded?.get(s) ?? foldMap.get(s), elided[0]!);
         cache.pending = { elided, folded, baseGen: this.#gen };
       }
     }
@@ -206,7 +207,7 @@ export class WindowState {
     if (before !== undefined && rulesOf(before.version).mergeElided !== rulesOf(recipe.version).mergeElided) {
       // Placeholders render another way from the first elided entry on.
       let first = Infinity;
-      for (const seq of this.#elided) first = Math.min(first, seq);
+      for (const seq of this.#elided ?? []) first = Math.min(first, seq);
       if (first !== Infinity) this.#prefixChanged(first);
     }
     const caps = new ResultCaps(recipe);
@@ -231,7 +232,7 @@ export class WindowState {
     const msg = event.msg;
     if (event.head !== true || msg.role !== 'system') {
       this.#push(new Entry(event.seq, msg));
-      if (event.elided_as !== undefined && this.isElided(event.elided_as)) this.#elided.add(event.seq);
+      if (event.elided_as !== undefined && this.isElided(event.elided_as)) (this.#elided ??= new Set()).add(event.seq);
       return;
     }
     if (this.#recipe!.system === 'follow' || this.#system === undefined) {
@@ -274,8 +275,8 @@ export class WindowState {
     if (elided.length === 0 && folded.length === 0) return;
     const cache = this.#cache;
     const matches = cache?.pending !== undefined && cache.pending.baseGen === this.#gen && sameSet(cache.pending.elided, elided) && sameFolds(cache.pending.folded, folded);
-    for (const seq of elided) this.#elided.add(seq);
-    for (const f of folded) this.#folded.set(f.seq, f.by);
+    for (const seq of elided) (this.#elided ??= new Set()).add(seq);
+    for (const f of folded) (this.#folded ??= new Map()).set(f.seq, f.by);
     this.#prefixChanged(Math.min(...elided, ...folded.map((f) => f.seq)));
     // The trimming build already rendered this state: keep it.
     if (matches) {
