@@ -3,7 +3,8 @@
  * echoes goes back as the log holds it, and a changed tool set keeps what did not change. Pure.
  */
 import type { AssistantMessage, NeutralMessage, ToolSpec } from '../core/types.js';
-import { canonicalMessage, catalogCanonical } from './fingerprint.js';
+import { canonicalJson } from '../core/canonical.js';
+import { canonicalMessage } from './fingerprint.js';
 import type { ClientView } from './view.js';
 
 /**
@@ -30,7 +31,7 @@ export function mergeCatalog(current: readonly ToolSpec[], incoming: readonly To
   const byName = new Map(incoming.map((t) => [t.function.name, t]));
   const kept = current.filter((t) => {
     const next = byName.get(t.function.name);
-    return next !== undefined && catalogCanonical([next]) === catalogCanonical([t]);
+    return next !== undefined && canonicalJson(next) === canonicalJson(t);
   });
   const keptNames = new Set(kept.map((t) => t.function.name));
   return [...kept, ...incoming.filter((t) => !keptNames.has(t.function.name))];

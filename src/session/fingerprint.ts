@@ -79,8 +79,11 @@ export function chainHashes(h0: string, keys: readonly string[]): string[] {
   return out;
 }
 
-/** The tool set's canonical form: equal for the same tools in any order or key order. */
-export function catalogCanonical(tools: readonly ToolSpec[]): string {
+/**
+ * The tool set's key: the SHA-256 of its canonical form, equal for the same tools in any order or
+ * key order. A live session keeps this, not the canonical text (10-60 KB for coding agents).
+ */
+export function catalogKey(tools: readonly ToolSpec[]): string {
   const sorted = [...tools].sort((a, b) => (a.function.name < b.function.name ? -1 : a.function.name > b.function.name ? 1 : 0));
-  return canonicalJson(sorted);
+  return sha256Hex(canonicalJson(sorted));
 }

@@ -1,13 +1,13 @@
 /**
  * What a request's head (system prompt and tools) is in the log's terms: redacted, its chain start
- * h0 and its catalog's canonical form. Clients send the same head with every request, 10 to 60 KB
+ * h0 and its catalog's key. Clients send the same head with every request, 10 to 60 KB
  * of it for coding agents, so the answer is kept by the head's text: a request whose head was seen
  * costs one serialisation of its tools and a map lookup, not four passes over the head.
  */
 import { LRUCache } from 'lru-cache';
 import type { ToolSpec } from '../core/types.js';
 import { redactDeep, redactText } from '../log/redact.js';
-import { catalogCanonical, chainStart } from './fingerprint.js';
+import { catalogKey, chainStart } from './fingerprint.js';
 
 export interface Head {
   /** The system prompt as the log holds it. */
@@ -30,7 +30,7 @@ export class Heads {
     if (head === undefined) {
       const loggedSystem = system === undefined ? undefined : redactText(system).text;
       const loggedTools = redactDeep(tools).value as ToolSpec[];
-      head = { system: loggedSystem, tools: loggedTools, h0: chainStart(loggedSystem, loggedTools), catalog: catalogCanonical(loggedTools) };
+      head = { system: loggedSystem, tools: loggedTools, h0: chainStart(loggedSystem, loggedTools), catalog: catalogKey(loggedTools) };
       this.#seen.set(key, head);
     }
     return head;

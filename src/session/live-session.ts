@@ -7,7 +7,7 @@ import type { LogEvent } from '../core/events.js';
 import type { NeutralReply, NeutralRequest, RequestParams } from '../core/types.js';
 import type { SessionWriter } from '../store/types.js';
 import { StartTracker, WindowState, type StartPoint } from '../window/index.js';
-import { catalogCanonical } from './fingerprint.js';
+import { catalogKey } from './fingerprint.js';
 import { answerKey } from './retry.js';
 import { TurnQueue } from './turn-queue.js';
 import { ClientView } from './view.js';
@@ -16,7 +16,7 @@ import { ClientView } from './view.js';
 export interface Answered {
   /** View length with the reply: a retry sends exactly the entries before it. */
   viewLength: number;
-  /** canonicalJson of the request's model and parameters. */
+  /** answerKey of the request's route, model and parameters (retry.ts). */
   params: string;
   reply: NeutralReply;
   /** Seq of the `llm.req` the reply answered (the reply's id on wires whose ids name it). */
@@ -46,7 +46,8 @@ export class LiveSession {
   lastRoute: string | undefined;
   /** The parameters of the last request logged (a side request keeps those the upstream's cache is keyed on). */
   lastRequestParams: RequestParams | undefined;
-  catalogCanonical = catalogCanonical([]);
+  /** catalogKey of the tools the log holds. */
+  catalogKey = catalogKey([]);
   /**
    * View length before the running request added its messages; set while a request runs and its
    * client is still there (a request diverging from it then is a concurrent branch: a fork).
@@ -87,7 +88,7 @@ export class LiveSession {
         this.side = event.side !== undefined;
         return;
       case 'catalog':
-        this.catalogCanonical = catalogCanonical(event.tools);
+        this.catalogKey = catalogKey(event.tools);
         return;
       case 'llm.req':
         this.lastRoute = event.route;

@@ -204,7 +204,7 @@ export class SessionManager {
    */
   #sideJob(req: Resolved, canon: readonly IncomingMessage[], session: LiveSession): SideJob | undefined {
     if (session.side || session.lastRoute !== req.recipe.route) return undefined;
-    const candidate = { system: req.system, noTools: req.tools.length === 0, sameCatalog: req.catalog === session.catalogCanonical, messages: canon };
+    const candidate = { system: req.system, noTools: req.tools.length === 0, sameCatalog: req.catalog === session.catalogKey, messages: canon };
     return recogniseSide(candidate, { system: session.view.system, entries: session.view.entries });
   }
 
@@ -305,7 +305,7 @@ export class SessionManager {
     if (req.system !== undefined && req.system !== session.view.system) {
       turn.append({ type: 'client.msg', msg: { role: 'system', content: req.system }, head: true });
     }
-    if (req.catalog !== session.catalogCanonical) {
+    if (req.catalog !== session.catalogKey) {
       turn.append({ type: 'catalog', tools: mergeCatalog(session.view.tools, req.tools) });
     }
     for (let i = from; i < req.messages.length; i++) {

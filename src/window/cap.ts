@@ -5,14 +5,36 @@
  * whose lines are each longer than half the cap, so a line cut would keep nothing) is cut at
  * character boundaries and says roughly how much it left out. Deterministic: the same text and
  * cap always give the same bytes, so the memoised rendering and replay agree.
+ *
+ * A cut is kept as where it falls (`Cut`), not as the text it makes: the window makes the text
+ * from the logged result when it is read, so a live session does not hold its capped results a
+ * second time (docs/decisions.md, Memory follows live sessions).
  */
 import { estimateTextTokens, utf8Length } from '../core/estimate.js';
 
+/** A result shown as `content.slice(0, head) + marker + content.slice(tail)`. */
+export interface Cut {
+  readonly head: number;
+  readonly marker: string;
+  readonly tail: number;
+}
+
 export function capToolResult(content: string, maxTokens: number): string {
-  if (estimateTextTokens(content) <= maxTokens) return content;
+  const cut = cutOf(content, maxTokens);
+  return cut === undefined ? content : applyCut(content, cut);
+}
+
+/** Where the cap cuts `content`; undefined when it is shown whole. */
+export function cutOf(content: string, maxTokens: number): Cut | undefined {
+  if (estimateTextTokens(content) <= maxTokens) return undefined;
   // bytes/3 estimator: half the cap in tokens is this many UTF-8 bytes on each side.
   const sideBytes = Math.max(0, Math.floor((maxTokens * 3) / 2));
-  return cutAtLines(content, sideBytes) ?? cutAtChars(content, sideBytes);
+  const cut = cutAtLines(content, sideBytes);
+  return cut === null ? undefined : (cut ?? cutAtChars(content, sideBytes));
+}
+
+export function applyCut(content: string, cut: Cut): string {
+  return content.slice(0, cut.head) + cut.marker + content.slice(cut.tail);
 }
 
 /** The marker line a line cut writes; exported for tests and for `proxy diff` readers. */
@@ -20,7 +42,8 @@ export function omittedLinesMarker(first: number, last: number, total: number): 
   return `[lines ${first}-${last} of ${total} omitted]`;
 }
 
-function cutAtLines(content: string, sideBytes: number): string | undefined {
+/** A cut at line ends; undefined when there is none to make; null when every line fits. */
+function cutAtLines(content: string, sideBytes: number): Cut | undefined | null {
   // A final newline ends the last line; it does not start an empty one.
   const trailing = content.endsWith('\n');
   const body = trailing ? content.slice(0, -1) : content;
@@ -28,33 +51,39 @@ function cutAtLines(content: string, sideBytes: number): string | undefined {
   const lines = body.split('\n');
   const total = lines.length;
 
+  // `headEnd`: just past the newline after the last head line; `tailStart`: the newline before
+  // the first tail line (the end of the body when no line is kept there).
   let head = 0;
+  let headEnd = 0;
   let used = 0;
   while (head < total) {
     const bytes = utf8Length(lines[head]!) + 1;
     if (used + bytes > sideBytes) break;
     used += bytes;
+    headEnd += lines[head]!.length + 1;
     head++;
   }
   let tail = 0;
+  let tailStart = body.length;
   used = 0;
   while (tail < total - head) {
-    const bytes = utf8Length(lines[total - 1 - tail]!) + 1;
+    const line = lines[total - 1 - tail]!;
+    const bytes = utf8Length(line) + 1;
     if (used + bytes > sideBytes) break;
     used += bytes;
+    tailStart -= line.length + (tail === 0 ? 0 : 1);
     tail++;
   }
   if (head === 0 && tail === 0) return undefined;
-  if (head + tail >= total) return content;
-  const kept = [...lines.slice(0, head), omittedLinesMarker(head + 1, total - tail, total), ...lines.slice(total - tail)];
-  return kept.join('\n') + (trailing ? '\n' : '');
+  if (head + tail >= total) return null;
+  if (tail > 0) tailStart--;
+  return { head: headEnd, marker: omittedLinesMarker(head + 1, total - tail, total), tail: tailStart };
 }
 
-function cutAtChars(content: string, sideBytes: number): string {
-  const headEnd = prefixEnd(content, sideBytes);
-  const tailStart = Math.max(headEnd, suffixStart(content, sideBytes));
-  const omitted = content.slice(headEnd, tailStart);
-  return `${content.slice(0, headEnd)}\n[about ${estimateTextTokens(omitted)} tokens omitted]\n${content.slice(tailStart)}`;
+function cutAtChars(content: string, sideBytes: number): Cut {
+  const head = prefixEnd(content, sideBytes);
+  const tail = Math.max(head, suffixStart(content, sideBytes));
+  return { head, marker: `\n[about ${estimateTextTokens(content.slice(head, tail))} tokens omitted]\n`, tail };
 }
 
 /** End index of the longest prefix within `budget` UTF-8 bytes that splits no surrogate pair. */

@@ -10,7 +10,7 @@
 import { canonicalJson } from '../core/canonical.js';
 import { estimateMessageTokens, estimateTextTokens } from '../core/estimate.js';
 import type { AssistantMessage, NeutralMessage, OpaqueBlock, Origin, ToolCall, ToolMessage } from '../core/types.js';
-import { capToolResult } from './cap.js';
+import { applyCut, cutOf, type Cut } from './cap.js';
 import { looksFailed, shapeOf, type CallShape } from './tool-calls.js';
 
 export interface Rendered {
@@ -68,22 +68,26 @@ export function originKey(origin: Origin): string {
   return `${origin.provider}\u0000${origin.model}`;
 }
 
+/** Shared by every entry without calls or blocks: most entries have none. */
+const NONE: readonly never[] = Object.freeze([]);
+
 export class Entry {
   readonly seq: number;
   readonly source: NeutralMessage;
   /** A head system message appended under the `append` policy. */
   readonly headSystem: boolean;
-  readonly calls: readonly ToolCall[];
-  readonly blocks: readonly OpaqueBlock[];
   /**
    * Set when an event after this entry changed what came before it (an elision, a summary, a
    * system or catalog change): its opaque blocks no longer match their prefix and stay out.
    */
   stale = false;
   #answers: ToolCall | undefined;
-  #shape: CallShape | undefined;
   #failed: boolean | undefined;
-  readonly #variants = new Map<string, Rendered>();
+  /** The two renderings every entry may need, in slots of their own: most entries need no other. */
+  #plain: Rendered | undefined;
+  #elided: Rendered | undefined;
+  /** The others (with blocks, with some calls, folded), by key, made when first asked. */
+  #variants: Map<string, Rendered> | undefined;
   /**
    * The merged placeholder of the run this entry starts (window-v2). One slot: a run changes only
    * at a trim, and every later request shows only its newest extent.
@@ -94,31 +98,37 @@ export class Entry {
     this.seq = seq;
     this.source = source;
     this.headSystem = headSystem;
-    this.calls = source.role === 'assistant' ? (source.tool_calls ?? []) : [];
-    this.blocks = source.role === 'assistant' ? (source.blocks ?? []) : [];
   }
 
   get role(): NeutralMessage['role'] {
     return this.source.role;
   }
 
-  /** The entry as the log holds it: a tool result capped, an assistant with every call, no blocks. */
-  plain(cap: number, stats: WindowStats): Rendered {
-    return this.#memo('p', stats, () => {
-      const src = this.source;
-      if (src.role === 'tool') return { role: 'tool', tool_call_id: src.tool_call_id, content: capToolResult(src.content, cap) };
-      if (src.role === 'assistant') return this.#assistant(this.calls, undefined);
-      return src.role === 'user' ? { role: 'user', content: src.content } : { role: 'system', content: src.content };
-    });
+  get calls(): readonly ToolCall[] {
+    return this.source.role === 'assistant' ? (this.source.tool_calls ?? NONE) : NONE;
+  }
+
+  get blocks(): readonly OpaqueBlock[] {
+    return this.source.role === 'assistant' ? (this.source.blocks ?? NONE) : NONE;
+  }
+
+  /**
+   * The entry as the log holds it: a tool result capped (at `capOf(this)`, asked only when it is
+   * rendered), an assistant with every call, no blocks.
+   */
+  plain(capOf: (e: Entry) => number, stats: WindowStats): Rendered {
+    this.#plain ??= render(this.#plainMessage(capOf), stats);
+    return this.#plain;
   }
 
   /** `[elided seq=N]` in place: a tool result keeps its call id; an assistant loses everything else. */
   elided(stats: WindowStats): Rendered {
-    return this.#memo('e', stats, () => {
+    if (this.#elided === undefined) {
       const src = this.source;
-      if (src.role === 'tool') return { role: 'tool', tool_call_id: src.tool_call_id, content: elidedText(this.seq) };
-      return { role: 'assistant', content: elidedText(this.seq) };
-    });
+      const msg: NeutralMessage = src.role === 'tool' ? { role: 'tool', tool_call_id: src.tool_call_id, content: elidedText(this.seq) } : { role: 'assistant', content: elidedText(this.seq) };
+      this.#elided = render(msg, stats);
+    }
+    return this.#elided;
   }
 
   /** A tool result: the call it answers, as its batch wrote it (the state pairs them as the walk does). */
@@ -126,10 +136,12 @@ export class Entry {
     this.#answers = call;
   }
 
-  /** The answered call's shape (tool-calls.ts), made when first asked; undefined for an orphan. */
+  /**
+   * The answered call's shape (tool-calls.ts); undefined for an orphan. Made each time it is asked
+   * (when a result is rendered, and by a trim's folds), not kept: a live session holds its calls once.
+   */
   get call(): CallShape | undefined {
-    if (this.#shape === undefined && this.#answers !== undefined) this.#shape = shapeOf(this.#answers);
-    return this.#shape;
+    return this.#answers === undefined ? undefined : shapeOf(this.#answers);
   }
 
   /** Whether this result answers a call (the pairing is the walk's: the batch right before it, first result per id). */
@@ -183,7 +195,14 @@ export class Entry {
 
   /** A recipe changed the result cap: capped renderings are rebuilt on next use. */
   forgetCapped(): void {
-    if (this.source.role === 'tool') this.#variants.delete('p');
+    if (this.source.role === 'tool') this.#plain = undefined;
+  }
+
+  #plainMessage(capOf: (e: Entry) => number): NeutralMessage {
+    const src = this.source;
+    if (src.role === 'tool') return cappedResult(src, capOf(this));
+    if (src.role === 'assistant') return this.#assistant(this.calls, undefined);
+    return src.role === 'user' ? { role: 'user', content: src.content } : { role: 'system', content: src.content };
   }
 
   #assistant(calls: readonly ToolCall[], blocks: OpaqueBlock[] | undefined): AssistantMessage {
@@ -197,11 +216,51 @@ export class Entry {
   }
 
   #memo(key: string, stats: WindowStats, make: () => NeutralMessage): Rendered {
+    this.#variants ??= new Map();
     let r = this.#variants.get(key);
     if (r === undefined) {
       r = render(make(), stats);
       this.#variants.set(key, r);
     }
     return r;
+  }
+}
+
+/**
+ * A tool result at its cap. One over the cap keeps where the cut falls and makes its text from the
+ * logged result each time `content` is read (two slices and a join, which share the logged
+ * result's characters until a reader serialises them): a live session then holds its capped
+ * results once, as logged, and not a second time as cut (docs/decisions.md, Memory follows live
+ * sessions).
+ */
+function cappedResult(src: ToolMessage, cap: number): ToolMessage {
+  const cut = cutOf(src.content, cap);
+  return cut === undefined ? { role: 'tool', tool_call_id: src.tool_call_id, content: src.content } : new CutResult(src, cut);
+}
+
+/**
+ * `content` is an enumerable own property, after `role` and `tool_call_id` as in any other
+ * result, so serialisers, spreads and equality read it as a string; its getter is one function
+ * shared by every instance, which keeps them on one hidden class.
+ */
+class CutResult implements ToolMessage {
+  readonly role = 'tool';
+  readonly tool_call_id: string;
+  declare readonly content: string;
+  readonly #source: ToolMessage;
+  readonly #cut: Cut;
+
+  static readonly #content: PropertyDescriptor = {
+    enumerable: true,
+    get(this: CutResult): string {
+      return applyCut(this.#source.content, this.#cut);
+    },
+  };
+
+  constructor(source: ToolMessage, cut: Cut) {
+    this.tool_call_id = source.tool_call_id;
+    this.#source = source;
+    this.#cut = cut;
+    Object.defineProperty(this, 'content', CutResult.#content);
   }
 }

@@ -34,8 +34,10 @@ export function selectFolds(
   for (let k = items.length - 1; k >= first; k--) {
     const it = items[k]!;
     const e = it.entry;
-    if (it.kind !== 'entry' || e === undefined || e.role !== 'tool' || e.call === undefined || isHidden(e.seq)) continue;
+    if (it.kind !== 'entry' || e === undefined || e.role !== 'tool' || isHidden(e.seq)) continue;
+    // Made on each read (entry.ts): read once.
     const c = e.call;
+    if (c === undefined) continue;
     const file = c.target === undefined ? undefined : `${c.name}\u0000${c.target}`;
     const by = e.failed
       ? sameCall.get(c.identity) ?? (file === undefined ? undefined : onFile.get(file))

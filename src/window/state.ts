@@ -9,7 +9,7 @@
  * extends it (O(new entries)); anything else walks every entry again, reusing each entry's
  * memoised rendering.
  */
-import { canonicalJson, DigestChain } from '../core/canonical.js';
+import { canonicalJson, DigestChain, sha256Hex } from '../core/canonical.js';
 import { ProxyError } from '../core/errors.js';
 import { estimateTextTokens } from '../core/estimate.js';
 import type { EventOf, Fold, LogEvent, Recipe } from '../core/events.js';
@@ -68,12 +68,14 @@ export class WindowState {
   #recipe: Recipe | undefined;
   #system: { content: string; rendered: Rendered | undefined } | undefined;
   #tools: ToolSpec[] = [];
-  #toolsText = '[]';
+  /** canonicalDigest of the tools: a catalog event that changes nothing is told apart without keeping their text. */
+  #toolsKey = sha256Hex('[]');
   #toolsEst = estimateTextTokens('[]');
   readonly #entries: Entry[] = [];
-  readonly #elided = new Set<number>();
+  /** Sticky elisions, from the log; made at the first (most sessions never trim). */
+  #elided: Set<number> | undefined;
   /** Folded tool results (window-v3): seq -> the result that superseded it. Sticky, from the log. */
-  readonly #folded = new Map<number, number>();
+  #folded: Map<number, number> | undefined;
   #caps: ResultCaps | undefined;
   readonly #pairing = new CallPairing();
   readonly #summaries = new Summaries();
@@ -135,7 +137,7 @@ export class WindowState {
    * way, a rewrite that resends it brings it back elided.
    */
   isElided(seq: number): boolean {
-    return this.#elided.has(seq) || this.#folded.has(seq);
+    return this.#elided?.has(seq) === true || this.#folded?.has(seq) === true;
   }
 
   build(input: WindowInput): WindowResult {
@@ -143,8 +145,8 @@ export class WindowState {
     if (recipe === undefined) throw new ProxyError('log_malformed', { file: '', line: '', detail: 'no session.start before the request' });
     const key = originKey(input.origin);
     let cache = this.#cache;
-    const isElided = (s: number): boolean => this.#elided.has(s);
-    const foldedBy = (s: number): number | undefined => this.#folded.get(s);
+    const isElided = (s: number): boolean => this.#elided?.has(s) === true;
+    const foldedBy = (s: number): number | undefined => this.#folded?.get(s);
     if (cache !== undefined && cache.gen === this.#gen && cache.key === key && cache.pending === undefined) {
       cache.rendering.truncate(cache.resume.item);
       cache.resume = walk(this.#context(input.origin, key, isElided, foldedBy, Infinity), cache.rendering, cache.resume.entry);
@@ -156,7 +158,7 @@ export class WindowState {
     let elided: number[] = [];
     let folded: Fold[] = [];
     if (estBeforeTrim > (input.highWater ?? recipe.high_water)) {
-      const isFolded = (s: number): boolean => this.#folded.has(s);
+      const isFolded = (s: number): boolean => this.#folded?.has(s) === true;
       elided = selectTrim(cache.rendering.items, recipe, estBeforeTrim, isElided, this.stats, isFolded);
       const fresh = new Set(elided);
       // Beyond the trim, and only where it breaks the prefix anyway: at or after its first elision (folds.ts).
@@ -165,7 +167,7 @@ export class WindowState {
       }
       if (elided.length > 0) {
         const foldMap = new Map(folded.map((f) => [f.seq, f.by]));
-        cache = this.#fresh(input.origin, key, (s) => isElided(s) || fresh.has(s), (s) => this.#folded.get(s) ?? foldMap.get(s), elided[0]!);
+        cache = this.#fresh(input.origin, key, (s) => isElided(s) || fresh.has(s), (s) => this.#folded?.get(s) ?? foldMap.get(s), elided[0]!);
         cache.pending = { elided, folded, baseGen: this.#gen };
       }
     }
@@ -205,7 +207,7 @@ export class WindowState {
     if (before !== undefined && rulesOf(before.version).mergeElided !== rulesOf(recipe.version).mergeElided) {
       // Placeholders render another way from the first elided entry on.
       let first = Infinity;
-      for (const seq of this.#elided) first = Math.min(first, seq);
+      for (const seq of this.#elided ?? []) first = Math.min(first, seq);
       if (first !== Infinity) this.#prefixChanged(first);
     }
     const caps = new ResultCaps(recipe);
@@ -216,8 +218,9 @@ export class WindowState {
     let first: number | undefined;
     for (const e of this.#entries) {
       if (e.source.role !== 'tool') continue;
-      const a = old.capOf(e);
-      const b = caps.capOf(e);
+      const of = { call: e.call };
+      const a = old.capOf(of);
+      const b = caps.capOf(of);
       if (a === b) continue;
       e.forgetCapped();
       if (first === undefined && estimateTextTokens(e.source.content) > Math.min(a, b)) first = e.seq;
@@ -229,7 +232,7 @@ export class WindowState {
     const msg = event.msg;
     if (event.head !== true || msg.role !== 'system') {
       this.#push(new Entry(event.seq, msg));
-      if (event.elided_as !== undefined && this.isElided(event.elided_as)) this.#elided.add(event.seq);
+      if (event.elided_as !== undefined && this.isElided(event.elided_as)) (this.#elided ??= new Set()).add(event.seq);
       return;
     }
     if (this.#recipe!.system === 'follow' || this.#system === undefined) {
@@ -259,9 +262,10 @@ export class WindowState {
 
   #catalog(tools: ToolSpec[]): void {
     const text = canonicalJson(tools);
+    const key = sha256Hex(text);
     this.#tools = tools;
-    if (text === this.#toolsText) return;
-    this.#toolsText = text;
+    if (key === this.#toolsKey) return;
+    this.#toolsKey = key;
     this.#toolsEst = estimateTextTokens(text);
     // The tools come before every message: signed blocks made with the old ones are stale.
     this.#prefixChanged(-Infinity);
@@ -271,8 +275,8 @@ export class WindowState {
     if (elided.length === 0 && folded.length === 0) return;
     const cache = this.#cache;
     const matches = cache?.pending !== undefined && cache.pending.baseGen === this.#gen && sameSet(cache.pending.elided, elided) && sameFolds(cache.pending.folded, folded);
-    for (const seq of elided) this.#elided.add(seq);
-    for (const f of folded) this.#folded.set(f.seq, f.by);
+    for (const seq of elided) (this.#elided ??= new Set()).add(seq);
+    for (const f of folded) (this.#folded ??= new Map()).set(f.seq, f.by);
     this.#prefixChanged(Math.min(...elided, ...folded.map((f) => f.seq)));
     // The trimming build already rendered this state: keep it.
     if (matches) {

@@ -29,7 +29,8 @@ export interface Summary {
 }
 
 export class Summaries {
-  readonly #all = new Map<number, Summary>();
+  /** Made at the first summary: most sessions have none. */
+  #all: Map<number, Summary> | undefined;
   /** Standing, non-overlapping, sorted by `from`. */
   #effective: Summary[] = [];
 
@@ -41,12 +42,12 @@ export class Summaries {
   add(seq: number, from: number, to: number, text: string, entries: readonly Entry[]): number | undefined {
     const clippedTo = Math.min(to, userTurnFloor(entries) - 1);
     const covers = entries.some((e) => e.seq >= from && e.seq <= clippedTo);
-    this.#all.set(seq, { seq, from, to: clippedTo, text, ignored: !covers, revoked: false });
+    (this.#all ??= new Map()).set(seq, { seq, from, to: clippedTo, text, ignored: !covers, revoked: false });
     return covers ? this.#recompute() : undefined;
   }
 
   revoke(summarySeq: number): number | undefined {
-    const s = this.#all.get(summarySeq);
+    const s = this.#all?.get(summarySeq);
     if (s === undefined || s.revoked) return undefined;
     s.revoked = true;
     return s.ignored ? undefined : this.#recompute();
@@ -73,7 +74,7 @@ export class Summaries {
   #recompute(): number | undefined {
     const before = this.#effective;
     const taken: Summary[] = [];
-    const standing = [...this.#all.values()].filter((s) => !s.revoked && !s.ignored).sort((a, b) => b.seq - a.seq);
+    const standing = [...(this.#all?.values() ?? [])].filter((s) => !s.revoked && !s.ignored).sort((a, b) => b.seq - a.seq);
     for (const s of standing) {
       if (!taken.some((t) => t.from <= s.to && s.from <= t.to)) taken.push(s);
     }

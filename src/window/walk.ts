@@ -181,7 +181,7 @@ function single(ctx: WalkContext, e: Entry): Rendered {
     const withBlocks = e.withBlocks(ctx.origin, ctx.originKey, ctx.stats, isStale(ctx, e));
     if (withBlocks !== undefined) return withBlocks;
   }
-  return e.plain(ctx.capOf(e), ctx.stats);
+  return e.plain(ctx.capOf, ctx.stats);
 }
 
 function isStale(ctx: WalkContext, e: Entry): boolean {
@@ -210,7 +210,7 @@ function batch(ctx: WalkContext, items: Rendering, i: number): { end: number; op
   const open = !complete && end === entries.length;
   let r: Rendered;
   if (!complete) r = e.withCalls(new Set(answeredBy.keys()), stats);
-  else r = e.withBlocks(ctx.origin, ctx.originKey, stats, isStale(ctx, e)) ?? e.plain(ctx.capOf(e), stats);
+  else r = e.withBlocks(ctx.origin, ctx.originKey, stats, isStale(ctx, e)) ?? e.plain(ctx.capOf, stats);
   const results: number[] = [];
   items.push({ kind: 'entry', entry: e, summary: undefined, r, batch: -1, results, open, last: -1 });
 
@@ -219,7 +219,7 @@ function batch(ctx: WalkContext, items: Rendering, i: number): { end: number; op
     const src = t.source;
     if (src.role !== 'tool' || answeredBy.get(src.tool_call_id) !== k) continue;
     const by = ctx.foldedBy(t.seq);
-    const rendered = ctx.isElided(t.seq) ? t.elided(stats) : by !== undefined ? t.folded(by, stats) : t.plain(ctx.capOf(t), stats);
+    const rendered = ctx.isElided(t.seq) ? t.elided(stats) : by !== undefined ? t.folded(by, stats) : t.plain(ctx.capOf, stats);
     results.push(items.push({ kind: 'entry', entry: t, summary: undefined, r: rendered, batch: at, results: undefined, open: false, last: -1 }));
   }
   return { end, open, item: at };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { NeutralMessage, ToolSpec } from '../../src/core/types.js';
-import { canonicalMessage, catalogCanonical, chainHashes, chainStart, replyFingerprint } from '../../src/session/fingerprint.js';
+import { canonicalMessage, catalogKey, chainHashes, chainStart, replyFingerprint } from '../../src/session/fingerprint.js';
 
 const call = (id: string, args: string) => ({ id, name: 'read_file', arguments: args });
 
@@ -99,7 +99,8 @@ describe('chain hashes', () => {
     const a = [tool('read', { type: 'object', properties: { path: { type: 'string' } } }), tool('list', { type: 'object' })];
     const b = [tool('list', { type: 'object' }), { type: 'function' as const, function: { parameters: { properties: { path: { type: 'string' } }, type: 'object' }, name: 'read' } }];
     expect(chainStart('sys', a)).toBe(chainStart('sys', b));
-    expect(catalogCanonical(a)).toBe(catalogCanonical(b));
+    expect(catalogKey(a)).toBe(catalogKey(b));
+    expect(catalogKey(a)).not.toBe(catalogKey([a[0]!]));
     expect(chainStart('sys', a)).not.toBe(chainStart('sys2', a));
     expect(chainStart('sys', a)).not.toBe(chainStart('sys', [a[0]!]));
     expect(chainStart(undefined, [])).not.toBe(chainStart('', []));
