@@ -49,28 +49,31 @@ describe('BodyListMemo', () => {
     const lists = new BodyListMemo(1 << 20);
     const memo = new CountingMemo();
     const history: NeutralMessage[] = [Object.freeze({ role: 'system', content: 'be brief' })];
-    for (let turn = 0; turn < 50; turn++) {
+    for (let turn = 0; turn < 60; turn++) {
+      const before = history.length;
       history.push(user(`question ${turn} "quoted"\n`), reply(`answer ${turn} é`));
       const req = request([...history]);
       memo.gets = 0;
       const body = encodeRequest(req, route, plainHints, { stream: false, resolveImage: noImages, memo, lists }).body;
       expect(body).toStrictEqual(plain(req, plainHints));
-      expect(memo.gets).toBe(turn === 0 ? 3 : 2);
+      // Bodies of 64 messages or more are kept; a shorter conversation is joined message by message.
+      expect(memo.gets).toBe(before >= 64 ? 2 : history.length);
     }
     expect(lists.size).toBeGreaterThan(0);
   });
 
   it('what it copies is what it kept: a planted body shows through, a changed message does not', () => {
     const lists = new BodyListMemo(1 << 20);
-    const messages = [user('one'), reply('two')];
+    const messages = [user('one'), reply('two'), ...Array.from({ length: 70 }, (_, i) => user(`filler ${i}`))];
     const opts = { stream: false, resolveImage: noImages, lists };
+    expect(lists.get(messages[0]!)).toBeUndefined();
     encodeRequest(request(messages), route, plainHints, opts);
     const kept = lists.get(messages[0]!)!;
     const planted = Buffer.from(kept.bytes.toString().replace('"one"', '"ONE"'));
     lists.set(messages[0]!, { ...kept, bytes: planted });
     expect(encodeRequest(request([...messages, user('three')]), route, plainHints, opts).body.toString()).toContain('"ONE"');
     // A new object in the middle (a rewrite) is serialised again from there on; the first is still copied.
-    const rewritten = [messages[0]!, reply('TWO'), user('three')];
+    const rewritten = [messages[0]!, reply('TWO'), ...messages.slice(2), user('three')];
     const body = encodeRequest(request(rewritten), route, plainHints, opts).body.toString();
     expect(body).toContain('"ONE"');
     expect(body).toContain('"TWO"');
@@ -78,13 +81,14 @@ describe('BodyListMemo', () => {
   });
 
   it('stays within its bound, and a zero bound keeps nothing', () => {
-    const lists = new BodyListMemo(4096);
+    const lists = new BodyListMemo(16_384);
     for (let s = 0; s < 20; s++) {
-      encodeRequest(request([user(`${s} ${'x'.repeat(1000)}`), reply('ok')]), route, plainHints, { stream: false, resolveImage: noImages, lists });
-      expect(lists.size).toBeLessThanOrEqual(4096);
+      encodeRequest(request([user(`${s} ${'x'.repeat(1000)}`), ...Array.from({ length: 70 }, () => reply('ok'))]), route, plainHints, { stream: false, resolveImage: noImages, lists });
+      expect(lists.size).toBeGreaterThan(0);
+      expect(lists.size).toBeLessThanOrEqual(16_384);
     }
     const none = new BodyListMemo(0);
-    const messages = [user('a')];
+    const messages = Array.from({ length: 70 }, (_, i) => user(`a${i}`));
     encodeRequest(request(messages), route, plainHints, { stream: false, resolveImage: noImages, lists: none });
     expect(none.get(messages[0]!)).toBeUndefined();
   });
@@ -102,7 +106,9 @@ describe('BodyListMemo', () => {
       fc.property(fc.array(step, { minLength: 1, maxLength: 25 }), fc.constantFrom(1 << 20, 6000), (steps, bound) => {
         const lists = new BodyListMemo(bound);
         const memo = new WireMemo(bound);
-        const conversations: NeutralMessage[][] = [[Object.freeze({ role: 'system', content: 'sys '.repeat(900) })]];
+        // Long enough from the start for the body to be kept (64 messages or more).
+        const opening = Array.from({ length: 63 }, (_, i) => (i % 2 === 0 ? user(`opening ${i}`) : reply(`ok ${i}`)));
+        const conversations: NeutralMessage[][] = [[Object.freeze({ role: 'system', content: 'sys '.repeat(900) }), ...opening]];
         let current = 0;
         for (const s of steps) {
           let msgs = conversations[current]!;

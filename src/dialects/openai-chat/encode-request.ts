@@ -111,11 +111,19 @@ function encodeList(head: Buffer, messages: readonly NeutralMessage[], end: Buff
     ends.push(at - head.length);
   }
   out.set(end, at);
-  if (first !== undefined) c.opts.lists?.set(first, { variant: c.variant, items: messages, forms, bytes: out, start: head.length, ends });
+  if (first !== undefined && n >= MIN_KEPT_LIST) c.opts.lists?.set(first, { variant: c.variant, items: messages, forms, bytes: out, start: head.length, ends });
   return out;
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/**
+ * Shorter conversations are joined message by message, which costs little, and their bodies are
+ * not kept: a kept body lives until it is evicted, long enough to reach V8's old generation, and a
+ * thousand short sessions' bodies churning through the memo held tens of MiB of garbage
+ * (docs/decisions.md, Memory follows live sessions).
+ */
+const MIN_KEPT_LIST = 64;
 
 /** How many leading messages are the kept body's, the same objects in the same form. */
 function sharedLength(kept: KeptList, messages: readonly NeutralMessage[], forms: readonly Form[]): number {
