@@ -29,7 +29,10 @@ export interface EncodeOptions {
   lists?: ListMemo;
 }
 
-/** Wire bytes (UTF-8 JSON) per message object and per variant (the route options that shape it). */
+/**
+ * Wire bytes (UTF-8 JSON) per message object and per variant (the route options that shape it).
+ * What `get` returns may be a view of the memo's own store, valid until the next `set`.
+ */
 export interface SerialisationMemo {
   get(msg: object, variant: string): Buffer | undefined;
   set(msg: object, variant: string, bytes: Buffer): void;

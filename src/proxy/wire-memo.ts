@@ -2,52 +2,62 @@
  * The messages' wire serialisations (UTF-8 bytes) kept between requests, bounded in bytes
  * (`[sessions] wire_cache_mb`): a busy session's messages are serialised once, and a thousand idle
  * ones do not hold a second copy of their conversations (docs/decisions.md, Memory follows live
- * sessions). Held weakly by message: a session that leaves memory takes its serialisations with
- * it. Past the bound, the oldest serialisations go first; one still needed is made again.
+ * sessions). Held weakly by message: a session that leaves memory takes its entries with it.
+ *
+ * The bytes live in one ring of the bound's size, allocated once: each serialisation is copied in
+ * at the ring's cursor, and one the cursor has since passed over is gone (made again when needed).
+ * A buffer per serialisation lived until the bound pushed it out, long enough for V8 to promote it,
+ * so the memo's churn became old garbage holding its bytes until a full collection (tens of MiB
+ * over the peers bench's 1,000 sessions); the ring's memory is its size, whatever passes through.
+ *
+ * What `get` returns is a view of the ring: valid until the next `set`. The encoder copies what it
+ * got into the body before it keeps anything new.
  */
 import type { SerialisationMemo } from '../dialects/types.js';
 
 interface Kept {
   variant: string;
-  bytes: Buffer;
+  /** Where the bytes start, counted in bytes written since the ring began (not wrapped). */
+  at: number;
+  length: number;
 }
 
 export class WireMemo implements SerialisationMemo {
-  readonly #max: number;
+  readonly #ring: Buffer;
   readonly #kept = new WeakMap<object, Kept>();
-  /** Oldest first; an entry whose message is gone still counts until it is dropped. */
-  #order: { msg: WeakRef<object>; size: number }[] = [];
-  #head = 0;
-  #size = 0;
+  /** Bytes written since the ring began, gaps left at its end included. */
+  #written = 0;
 
   constructor(maxBytes: number) {
-    this.#max = Math.max(0, maxBytes);
+    this.#ring = Buffer.allocUnsafeSlow(Math.max(0, Math.floor(maxBytes)));
   }
 
   get(msg: object, variant: string): Buffer | undefined {
     const kept = this.#kept.get(msg);
-    return kept?.variant === variant ? kept.bytes : undefined;
+    if (kept === undefined || kept.variant !== variant) return undefined;
+    // Overwritten once the cursor has come round past its start.
+    if (this.#written - kept.at > this.#ring.length) {
+      this.#kept.delete(msg);
+      return undefined;
+    }
+    const start = kept.at % this.#ring.length;
+    return this.#ring.subarray(start, start + kept.length);
   }
 
   set(msg: object, variant: string, bytes: Buffer): void {
-    if (bytes.length > this.#max) return;
-    this.#kept.set(msg, { variant, bytes });
-    this.#order.push({ msg: new WeakRef(msg), size: bytes.length });
-    this.#size += bytes.length;
-    while (this.#size > this.#max) {
-      const old = this.#order[this.#head++]!;
-      this.#size -= old.size;
-      const m = old.msg.deref();
-      if (m !== undefined) this.#kept.delete(m);
-    }
-    if (this.#head > 1024 && this.#head * 2 > this.#order.length) {
-      this.#order = this.#order.slice(this.#head);
-      this.#head = 0;
-    }
+    const size = this.#ring.length;
+    if (bytes.length > size || bytes.length === 0) return;
+    // An entry never wraps: what is left at the ring's end is skipped.
+    const offset = this.#written % size;
+    if (offset + bytes.length > size) this.#written += size - offset;
+    const at = this.#written;
+    bytes.copy(this.#ring, at % size);
+    this.#written += bytes.length;
+    this.#kept.set(msg, { variant, at, length: bytes.length });
   }
 
-  /** Bytes counted against the bound. */
+  /** Bytes the memo holds at most (its ring). */
   get size(): number {
-    return this.#size;
+    return this.#ring.length;
   }
 }

@@ -36,6 +36,31 @@ describe('WireMemo', () => {
     expect(memo.get(msgs[0]!, 'v')).toBeUndefined();
   });
 
+  it('keeps its bytes in one ring: an entry the cursor came round over is gone, the rest read back whole', () => {
+    const memo = new WireMemo(1000);
+    const msgs = Array.from({ length: 40 }, (_, i) => ({ role: 'user' as const, content: String(i) }));
+    const bytesOf = (i: number) => Buffer.from(`{"n":${i},"pad":"${'x'.repeat(40 + ((i * 37) % 200))}"}`);
+    for (let i = 0; i < msgs.length; i++) {
+      memo.set(msgs[i]!, 'v', bytesOf(i));
+      // Whatever is still handed back is exactly what was kept; what is not was overwritten.
+      let held = 0;
+      for (let j = 0; j <= i; j++) {
+        const got = memo.get(msgs[j]!, 'v');
+        if (got !== undefined) {
+          expect(got.equals(bytesOf(j))).toBe(true);
+          held += got.length;
+        }
+      }
+      expect(held).toBeLessThanOrEqual(1000);
+      expect(memo.get(msgs[i]!, 'v')).toBeDefined();
+    }
+    expect(memo.size).toBe(1000);
+    expect(memo.get(msgs[0]!, 'v')).toBeUndefined();
+    // Too large for the ring, or with nothing in it: not kept.
+    memo.set(msgs[0]!, 'v', Buffer.alloc(1001, 1));
+    expect(memo.get(msgs[0]!, 'v')).toBeUndefined();
+  });
+
   it('an encoder given the memo gives the same bytes, and reuses what it kept', () => {
     const memo = new WireMemo(1 << 20);
     const messages = [Object.freeze({ role: 'user' as const, content: 'line "one"\nline two' }), Object.freeze({ role: 'assistant' as const, content: 'ok' })];

@@ -91,10 +91,13 @@ function encodeList(head: Buffer, messages: readonly NeutralMessage[], end: Buff
   const prefix = shared === 0 ? EMPTY : kept!.bytes.subarray(kept!.start, kept!.start + kept!.ends[shared - 1]!);
 
   const fresh: Buffer[] = [];
+  // Serialisations made here are kept once the body is assembled: what the memo handed back may be
+  // a view of its store that keeping something new would overwrite (SerialisationMemo).
+  const made: Made[] = [];
   let size = head.length + prefix.length + end.length;
   for (let i = shared; i < n; i++) {
     const form = forms[i]!;
-    const bytes = messageBytes(messages[i]!, form === '' ? c.variant : `${c.variant}\u0000${form}`, c.route, c.opts, form);
+    const bytes = messageBytes(messages[i]!, form === '' ? c.variant : `${c.variant}\u0000${form}`, c, form, made);
     fresh.push(bytes);
     size += bytes.length + (i > 0 ? 1 : 0);
   }
@@ -111,6 +114,7 @@ function encodeList(head: Buffer, messages: readonly NeutralMessage[], end: Buff
     ends.push(at - head.length);
   }
   out.set(end, at);
+  for (const m of made) c.opts.memo?.set(m.msg, m.variant, m.bytes);
   if (first !== undefined && n >= MIN_KEPT_LIST) c.opts.lists?.set(first, { variant: c.variant, items: messages, forms, bytes: out, start: head.length, ends });
   return out;
 }
@@ -133,14 +137,19 @@ function sharedLength(kept: KeptList, messages: readonly NeutralMessage[], forms
   return i;
 }
 
-/** Each message's wire JSON as UTF-8, kept by the caller's memo per the route options that shape it. */
-function messageBytes(m: NeutralMessage, variant: string, route: DialectRoute, opts: EncodeOptions, form: Form): Buffer {
-  let bytes = opts.memo?.get(m, variant);
-  if (bytes === undefined) {
-    const wire = encodeMessage(m, route, opts);
-    bytes = Buffer.from(JSON.stringify(form === '' ? wire : asParts(wire, form === 'marked')));
-    opts.memo?.set(m, variant, bytes);
-  }
+interface Made {
+  msg: NeutralMessage;
+  variant: string;
+  bytes: Buffer;
+}
+
+/** Each message's wire JSON as UTF-8, from the caller's memo (per the route options that shape it) or made and noted in `made`. */
+function messageBytes(m: NeutralMessage, variant: string, c: ListContext, form: Form, made: Made[]): Buffer {
+  const kept = c.opts.memo?.get(m, variant);
+  if (kept !== undefined) return kept;
+  const wire = encodeMessage(m, c.route, c.opts);
+  const bytes = Buffer.from(JSON.stringify(form === '' ? wire : asParts(wire, form === 'marked')));
+  made.push({ msg: m, variant, bytes });
   return bytes;
 }
 
