@@ -8,13 +8,8 @@
  * back. Limits: pid liveness cannot tell a reused pid from the writer (the lock then looks live:
  * remove it by hand), and processes in different pid namespaces sharing a data directory cannot
  * see each other.
- *
- * Taking and releasing a lock use synchronous calls: a few-byte file in a local directory takes
- * microseconds, and each promise call cost several times that on the main thread in dispatch,
- * five of them per session (bench/RESULTS.md, Peers (b)). The rare take-over stays asynchronous.
  */
-import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
-import { link, readFile, rename, unlink } from 'node:fs/promises';
+import { link, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ProxyError } from '../core/errors.js';
 
@@ -34,7 +29,7 @@ export async function acquireLock(lockFile: string, logFile: string): Promise<Fi
   const mine = `${process.pid}\n`;
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     try {
-      writeFileSync(lockFile, mine, { flag: 'wx' });
+      await writeFile(lockFile, mine, { flag: 'wx' });
       return { file: lockFile, release: () => releaseLock(lockFile) };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
@@ -53,12 +48,7 @@ export async function acquireLock(lockFile: string, logFile: string): Promise<Fi
 async function releaseLock(lockFile: string): Promise<void> {
   // Only remove it if it is still ours (a take-over by someone who judged us dead must stand).
   const holder = await readHolder(lockFile, 0);
-  if (holder !== process.pid) return;
-  try {
-    unlinkSync(lockFile);
-  } catch (err) {
-    ignoreMissing(err as NodeJS.ErrnoException);
-  }
+  if (holder === process.pid) await unlink(lockFile).catch(ignoreMissing);
 }
 
 /** The pid in the lock, `'gone'` if the file vanished, `'unreadable'` if it never held a pid. */
@@ -67,7 +57,7 @@ async function readHolder(lockFile: string, graceMs = EMPTY_GRACE_MS): Promise<n
   for (;;) {
     let text: string;
     try {
-      text = readFileSync(lockFile, 'utf8');
+      text = await readFile(lockFile, 'utf8');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'gone';
       throw err;

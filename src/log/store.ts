@@ -9,8 +9,7 @@
  * naming this process (one owner, one close; share the SessionLog instead); across processes the
  * lock file decides (lock.ts). Readers (`read`, or `readLog` on `file(id)`) take no lock.
  */
-import { renameSync, writeFileSync } from 'node:fs';
-import { mkdir, open, readdir, readFile, stat, truncate, unlink, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, stat, truncate, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ProxyError } from '../core/errors.js';
 import { acquireLock, type FileLock } from './lock.js';
@@ -207,10 +206,9 @@ export class LogStore {
     const file = this.indexFile(id);
     await this.#ensureDir();
     const tmp = `${file}.tmp-${process.pid}-${tmpCounter++}`;
-    // Synchronous, as the lock's calls are (lock.ts says why): one per session leaving memory.
     try {
-      writeFileSync(tmp, JSON.stringify(value), 'utf8');
-      renameSync(tmp, file);
+      await writeFile(tmp, JSON.stringify(value), 'utf8');
+      await rename(tmp, file);
     } catch (err) {
       await unlink(tmp).catch(() => undefined);
       throw err;
