@@ -10,7 +10,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
@@ -18,26 +17,19 @@ import pg from 'pg';
 import { createSim, type Sim } from '../src/sim/server.js';
 import { startPgServer } from '../test/store/pg-server.js';
 import { runAgent } from './agent.js';
+import { waitFor } from './peers/targets.js';
 
 const AGENTS = 8;
 const REQUESTS = 16;
 const MAIN = join(process.cwd(), 'dist', 'cli', 'main.js');
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
+let served = 0;
 
 async function serve(dir: string, sim: Sim, store: 'files' | 'postgres', env: NodeJS.ProcessEnv): Promise<{ origin: string; child: ChildProcess }> {
-  const port = await freePort();
-  const path = join(dir, `proxy-${port}.toml`);
+  const n = served++;
+  const path = join(dir, `proxy-${n}.toml`);
   await writeFile(path, `
-listen = "127.0.0.1:${port}"
-data_dir = ${JSON.stringify(join(dir, `data-${port}`))}
+data_dir = ${JSON.stringify(join(dir, `data-${n}`))}
 [log]
 level = "silent"
 [store]
@@ -50,12 +42,10 @@ base_url = "${sim.urlFor('openai')}"
 provider = "oa"
 model = "sim-model"
 `);
-  const child = spawn(process.execPath, [MAIN, 'serve', '--config', path], { stdio: ['ignore', 'ignore', 'inherit'], env });
-  const origin = `http://127.0.0.1:${port}`;
-  for (let i = 0; !(await fetch(`${origin}/healthz`).then((r) => r.ok, () => false)); i++) {
-    if (i > 400) throw new Error(`${origin} did not come up`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  // Port 0, read back from its start-up line: a port picked here beforehand could be taken by
+  // another process before the proxy listened on it (a run failed that way).
+  const child = spawn(process.execPath, [MAIN, 'serve', '--config', path, '--port', '0', '--host', '127.0.0.1'], { stdio: ['ignore', 'pipe', 'inherit'], env });
+  const origin = (await waitFor(child, /listening on (http:\/\/127\.0\.0\.1:\d+)\/v1/, 'proxy'))[1]!;
   return { origin, child };
 }
 

@@ -187,8 +187,9 @@ async function main(): Promise<void> {
     const text = out.join('\n') + '\n';
     process.stdout.write(text);
     doc = mergeSection(doc, name, text);
+    // Written after each section: one that fails later keeps what was measured before it.
+    await writeFile(file, doc);
   }
-  await writeFile(file, doc);
   if (!ok) process.exitCode = 1;
 }
 
