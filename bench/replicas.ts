@@ -44,7 +44,7 @@ model = "sim-model"
 `);
   // Port 0, read back from its start-up line: a port picked here beforehand could be taken by
   // another process before the proxy listened on it (a run failed that way).
-  const child = spawn(process.execPath, [MAIN, 'serve', '--config', path, '--port', '0', '--host', '127.0.0.1'], { stdio: ['ignore', 'pipe', 'inherit'], env });
+  const child = spawn(process.execPath, [MAIN, 'serve', '--config', path, '--port', '0', '--host', '127.0.0.1'], { stdio: ['ignore', 'pipe', 'pipe'], env });
   const origin = (await waitFor(child, /listening on (http:\/\/127\.0\.0\.1:\d+)\/v1/, 'proxy'))[1]!;
   return { origin, child };
 }
