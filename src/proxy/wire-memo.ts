@@ -55,9 +55,4 @@ export class WireMemo implements SerialisationMemo {
     this.#written += bytes.length;
     this.#kept.set(msg, { variant, at, length: bytes.length });
   }
-
-  /** Bytes the memo holds at most (its ring). */
-  get size(): number {
-    return this.#ring.length;
-  }
 }
