@@ -5,14 +5,10 @@
  * JSON.parse still judges every byte it is given; text it cannot follow gives undefined.
  */
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, OPEN_BRACE, OPEN_BRACKET, QUOTE } from './json-depth.js';
+
 const COMMA = 0x2c;
 const COLON = 0x3a;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
 
 /** The top-level array named by the key, as byte offsets, and the keys written before it. */
 export interface ArrayLayout {
