@@ -69,7 +69,9 @@ export class BodyMemo {
     let best: Kept | undefined;
     let shared = 0;
     for (const k of this.#kept) {
-      if (k.key !== key) continue;
+      // Another conversation under the same system prompt and tools differs from this body by its
+      // first messages: a short look there spares comparing the long head they share.
+      if (k.key !== key || !sameBytesBefore(body, k, k.layout.ends[Math.min(PROBE_ELEMENT, k.layout.ends.length - 1)]!)) continue;
       const n = sharedElements(body, k);
       if (n > shared) {
         best = k;
@@ -121,6 +123,17 @@ export class BodyMemo {
       this.#bytes -= this.#kept.pop()!.bytes.length;
     }
   }
+}
+
+/** The element whose last bytes tell conversations apart: after the system prompt and the first user message. */
+const PROBE_ELEMENT = 2;
+const PROBE_BYTES = 256;
+
+/** Whether the body has the kept body's bytes just before `end` (a cheap "maybe the same conversation"). */
+function sameBytesBefore(body: Buffer, kept: Kept, end: number): boolean {
+  if (end > body.length) return false;
+  const from = Math.max(kept.layout.open, end - PROBE_BYTES);
+  return body.compare(kept.bytes, from, end, from, end) === 0;
 }
 
 /** How many of the kept body's elements the body repeats byte for byte, with everything before them. */

@@ -19,7 +19,7 @@ const message: fc.Arbitrary<unknown> = fc.oneof<fc.Arbitrary<unknown>[]>(
   fc.record({ role: fc.constant('user'), content: text }),
   fc.record({ role: fc.constant('assistant'), content: fc.constant(null), tool_calls: fc.array(fc.record({ id: text, type: fc.constant('function'), function: fc.record({ name: text, arguments: text }) }), { minLength: 1, maxLength: 2 }) }),
   fc.record({ role: fc.constant('tool'), tool_call_id: text, content: fc.array(fc.record({ type: fc.constant('text'), text }), { maxLength: 2 }) }),
-  fc.oneof(fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.array(fc.integer(), { maxLength: 3 })),
+  fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null), fc.array(fc.integer(), { maxLength: 3 })),
 );
 
 type Step =
@@ -104,16 +104,30 @@ describe('BodyMemo', () => {
     }).toThrow(TypeError);
   });
 
-  it('an edit deep in the history shares only what comes before it', () => {
+  it('conversations under one system prompt, interleaved, each find their own earlier body', () => {
     const memo = new BodyMemo(1 << 24);
-    const messages: unknown[] = [SYSTEM, { role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }, { role: 'user', content: 'c' }];
+    const histories = Array.from({ length: 10 }, (_, c) => [SYSTEM, { role: 'user', content: `task ${c}` }, { role: 'assistant', content: `plan ${c}` }]);
+    const firsts = histories.map((messages) => memo.parse(bodyOf(['model', 'messages'], { messages, param: 1 }, 0), 'messages') as { messages: unknown[] });
+    histories.forEach((messages, c) => {
+      messages.push({ role: 'user', content: `go on ${c}` });
+      const next = memo.parse(bodyOf(['model', 'messages'], { messages, param: 1 }, 0), 'messages') as { messages: unknown[] };
+      expect(next.messages[1]).toBe(firsts[c]!.messages[1]);
+      expect(next.messages[2]).toBe(firsts[c]!.messages[2]);
+      expect(next.messages[3]).toEqual({ role: 'user', content: `go on ${c}` });
+    });
+  });
+
+  it('an edit deep in the history shares only what comes before it', () => {
+    // (An edit among the first three messages is parsed whole: that is where conversations are told apart.)
+    const memo = new BodyMemo(1 << 24);
+    const messages: unknown[] = [SYSTEM, { role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }, { role: 'user', content: 'c' }, { role: 'assistant', content: 'd' }];
     const first = memo.parse(bodyOf(['messages', 'model'], { messages, param: 1 }, 0), 'messages') as { messages: unknown[] };
-    const edited = [...messages.slice(0, 2), { role: 'assistant', content: 'B' }, ...messages.slice(3)];
+    const edited = [...messages.slice(0, 3), { role: 'user', content: 'C' }, ...messages.slice(4)];
     const second = memo.parse(bodyOf(['messages', 'model'], { messages: edited, param: 1 }, 0), 'messages') as { messages: unknown[] };
-    expect(second.messages[1]).toBe(first.messages[1]);
-    expect(second.messages[2]).not.toBe(first.messages[2]);
-    expect(second.messages[2]).toEqual({ role: 'assistant', content: 'B' });
-    expect(second.messages[3]).toEqual({ role: 'user', content: 'c' });
+    expect(second.messages[2]).toBe(first.messages[2]);
+    expect(second.messages[3]).not.toBe(first.messages[3]);
+    expect(second.messages[3]).toEqual({ role: 'user', content: 'C' });
+    expect(second.messages[4]).toEqual({ role: 'assistant', content: 'd' });
   });
 
   it('repeated keys, escaped key names and __proto__ read as JSON.parse reads them', () => {
