@@ -1,6 +1,6 @@
 /**
  * The one property every encoder that reuses kept bytes must hold, run against each: whatever
- * sequence of requests came before (appends, rewrites of earlier messages, truncations, forks,
+ * sequence of requests came before (appends, rewrites of earlier messages, truncations, trims, forks,
  * conversations taking turns, other routes, models and cache hints, memos of any bound), a
  * request's body is the bytes the same encoder gives it without any memo.
  */
@@ -74,7 +74,7 @@ function opening(): NeutralMessage[] {
 
 export function checkMemoEquivalence(c: MemoCase, numRuns: number): void {
   const step = fc.record({
-    op: fc.constantFrom('append', 'append', 'append', 'rewrite', 'replace', 'truncate', 'fork', 'switch'),
+    op: fc.constantFrom('append', 'append', 'append', 'rewrite', 'replace', 'truncate', 'drop', 'fork', 'switch'),
     at: fc.nat(),
     fresh: fc.array(spec, { minLength: 1, maxLength: 3 }),
     route: fc.nat(c.routes.length - 1),
@@ -98,6 +98,8 @@ export function checkMemoEquivalence(c: MemoCase, numRuns: number): void {
         else if (s.op === 'rewrite') msgs = msgs.map((m, i) => (i === at ? Object.freeze({ ...m }) : m));
         else if (s.op === 'replace') msgs = msgs.map((m, i) => (i === at ? fresh[0]! : m));
         else if (s.op === 'truncate') msgs = [...msgs.slice(0, 1 + at), ...fresh];
+        // Messages after the first left out, as a window trims: the rest move up, a system message may come to lead.
+        else if (s.op === 'drop') msgs = [msgs[0]!, ...msgs.slice(1 + at), ...fresh];
         else if (s.op === 'fork') {
           conversations.push([...msgs.slice(0, 1 + at), ...fresh]);
           current = conversations.length - 1;

@@ -103,7 +103,7 @@ describe('anthropic-messages encodeRequest with memos', () => {
         hints: [noHints, breakpoints, { ...breakpoints, cacheControl: '1h' }, { ...noHints, cacheControl: '1h', cacheControlAt: 'top-level' }],
         params: [{ max_tokens: 8192 }, { max_tokens: 8192, reasoning_effort: 'high', temperature: 0.5 }],
       },
-      150,
+      250,
     );
   });
 });
