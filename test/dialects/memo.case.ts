@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { expect } from 'vitest';
 import type { DialectRoute, EncodedRequest, WireHints } from '../../src/core/route.js';
 import type { ContentPart, NeutralMessage, NeutralRequest, OpaqueBlock, RequestParams, ToolSpec } from '../../src/core/types.js';
-import type { EncodeOptions } from '../../src/dialects/types.js';
+import type { EncodeOptions, SerialisationMemo } from '../../src/dialects/types.js';
 import { BodyListMemo } from '../../src/proxy/list-memo.js';
 import { WireMemo } from '../../src/proxy/wire-memo.js';
 
@@ -20,6 +20,21 @@ export interface MemoCase {
   routes: readonly DialectRoute[];
   hints: readonly WireHints[];
   params: readonly RequestParams[];
+}
+
+/** A per-message memo that counts what it was asked and what it was given. */
+export class CountingMemo implements SerialisationMemo {
+  readonly inner = new WireMemo(1 << 24);
+  gets = 0;
+  sets = 0;
+  get(msg: object, variant: string): Buffer | undefined {
+    this.gets++;
+    return this.inner.get(msg, variant);
+  }
+  set(msg: object, variant: string, bytes: Buffer): void {
+    this.sets++;
+    this.inner.set(msg, variant, bytes);
+  }
 }
 
 const origin = { provider: 'p', model: 'm' };
@@ -74,7 +89,7 @@ function opening(): NeutralMessage[] {
 
 export function checkMemoEquivalence(c: MemoCase, numRuns: number): void {
   const step = fc.record({
-    op: fc.constantFrom('append', 'append', 'append', 'rewrite', 'replace', 'truncate', 'drop', 'fork', 'switch'),
+    op: fc.constantFrom('append', 'append', 'append', 'rewrite', 'replace', 'truncate', 'drop', 'behead', 'fork', 'switch'),
     at: fc.nat(),
     fresh: fc.array(spec, { minLength: 1, maxLength: 3 }),
     route: fc.nat(c.routes.length - 1),
@@ -100,6 +115,8 @@ export function checkMemoEquivalence(c: MemoCase, numRuns: number): void {
         else if (s.op === 'truncate') msgs = [...msgs.slice(0, 1 + at), ...fresh];
         // Messages after the first left out, as a window trims: the rest move up, a system message may come to lead.
         else if (s.op === 'drop') msgs = [msgs[0]!, ...msgs.slice(1 + at), ...fresh];
+        // The first messages left out too: another message leads, the list memo has nothing for it.
+        else if (s.op === 'behead') msgs = [...msgs.slice(at), ...fresh];
         else if (s.op === 'fork') {
           conversations.push([...msgs.slice(0, 1 + at), ...fresh]);
           current = conversations.length - 1;

@@ -7,10 +7,9 @@ import { describe, expect, it } from 'vitest';
 import type { DialectRoute, WireHints } from '../../../src/core/route.js';
 import type { NeutralMessage, NeutralRequest } from '../../../src/core/types.js';
 import { encodeRequest } from '../../../src/dialects/openai-responses/encode-request.js';
-import type { EncodeOptions, SerialisationMemo } from '../../../src/dialects/types.js';
+import type { EncodeOptions } from '../../../src/dialects/types.js';
 import { BodyListMemo } from '../../../src/proxy/list-memo.js';
-import { WireMemo } from '../../../src/proxy/wire-memo.js';
-import { checkMemoEquivalence, resolveImage } from '../memo.case.js';
+import { checkMemoEquivalence, CountingMemo, resolveImage } from '../memo.case.js';
 
 const route: DialectRoute = {
   wire: 'openai-responses', preset: 'openai', provider: 'openai', model: 'gpt-5', baseUrl: 'https://api.openai.com/v1',
@@ -18,18 +17,6 @@ const route: DialectRoute = {
 };
 const noHints: WireHints = { bodyKey: false, headers: {} };
 const explicit: WireHints = { bodyKey: true, sessionKey: 'k', headers: {}, promptCache: 'explicit' };
-
-class CountingMemo implements SerialisationMemo {
-  readonly inner = new WireMemo(1 << 24);
-  gets = 0;
-  get(msg: object, variant: string): Buffer | undefined {
-    this.gets++;
-    return this.inner.get(msg, variant);
-  }
-  set(msg: object, variant: string, bytes: Buffer): void {
-    this.inner.set(msg, variant, bytes);
-  }
-}
 
 const user = (content: string): NeutralMessage => Object.freeze({ role: 'user', content });
 const reply = (content: string): NeutralMessage => Object.freeze({ role: 'assistant', content });
