@@ -2,7 +2,8 @@
  * Encoding one upstream request of a long conversation, per wire, with and without the memos
  * (docs/decisions.md, Memory follows live sessions): the conversation grows by a tool call and its
  * result per request, as an agent's does, and each request is encoded twice, once with memos
- * carried over from the requests before it (as the proxy does) and once without any.
+ * carried over from the requests before it (as the proxy does) and once without any; beside them,
+ * one JSON.stringify of the whole body, which is how every wire but chat encoded before.
  */
 import type { DialectRoute, WireFormat, WireHints } from '../src/core/route.js';
 import type { NeutralMessage, NeutralRequest } from '../src/core/types.js';
@@ -16,9 +17,11 @@ export interface EncodeRow {
   wire: string;
   messages: number;
   bodyKb: number;
-  /** Median encode time per request, in ms. */
+  /** Median encode time per request, in ms: without memos, with them. */
   plainMs: number;
   memoMs: number;
+  /** Median time of one JSON.stringify of the same body (parsed), to bytes: how the wires encoded before they kept anything, less building the objects. */
+  wholeMs: number;
 }
 
 interface Case {
@@ -86,6 +89,7 @@ export function measureEncode(messages = 2000, requests = 60): EncodeRow[] {
     }
     const plain: number[] = [];
     const memo: number[] = [];
+    const whole: number[] = [];
     let bytes = 0;
     for (const pair of later) {
       history.push(...pair);
@@ -99,8 +103,12 @@ export function measureEncode(messages = 2000, requests = 60): EncodeRow[] {
       plain.push(Number(process.hrtime.bigint() - t) / 1e6);
       if (!withMemo.equals(without)) throw new Error(`bench encode: ${c.name} gave other bytes with its memos`);
       bytes = without.length;
+      const parsed = JSON.parse(without.toString()) as unknown;
+      t = process.hrtime.bigint();
+      Buffer.from(JSON.stringify(parsed));
+      whole.push(Number(process.hrtime.bigint() - t) / 1e6);
     }
-    rows.push({ wire: c.name, messages: history.length, bodyKb: bytes / 1024, plainMs: median(plain), memoMs: median(memo) });
+    rows.push({ wire: c.name, messages: history.length, bodyKb: bytes / 1024, plainMs: median(plain), memoMs: median(memo), wholeMs: median(whole) });
   }
   return rows;
 }
