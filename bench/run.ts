@@ -17,6 +17,7 @@ import { longSessionSection } from './long-session.js';
 import { measureOverhead } from './overhead.js';
 import { measurePeers, renderPeers } from './peers.js';
 import { measureReplicas, renderReplicas } from './replicas.js';
+import { sessionFilesSection } from './session-files.js';
 import { logGrowthSection, liveMemorySection, startupSection, type Line } from './session-sections.js';
 import { soakSection } from './soak.js';
 import { fmt, pct } from './stats.js';
@@ -40,6 +41,7 @@ const SECTIONS: Record<string, (line: Line) => Promise<boolean>> = {
   'log-growth': logGrowthSection,
   startup: (line) => startupSection(line, { dropCaches: flags['drop-caches'] }),
   'live-memory': liveMemorySection,
+  'session-files': sessionFilesSection,
   peers: peersSection,
   replicas: async (line) => {
     for (const l of renderReplicas(await measureReplicas())) line(l);

@@ -8,12 +8,13 @@
 
 export const MAX_JSON_DEPTH = 128;
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
+/** JSON's structural characters, as char codes (the same as their UTF-8 bytes). */
+export const QUOTE = 0x22;
+export const BACKSLASH = 0x5c;
+export const OPEN_BRACKET = 0x5b;
+export const CLOSE_BRACKET = 0x5d;
+export const OPEN_BRACE = 0x7b;
+export const CLOSE_BRACE = 0x7d;
 
 /**
  * The deepest bracket nesting of JSON text, read without parsing: `[` and `{` outside strings

@@ -226,6 +226,8 @@ export interface InboundDialect {
   wire: WireFormat;
   /** The endpoint paths this wire's clients post to. */
   paths: readonly string[];
+  /** The body's top-level list that grows with the conversation: parsed only past what an earlier body shared (src/proxy/body-memo.ts). */
+  bodyList: string;
   /** The credential the client sent, in the header this wire's clients use; passed through when the provider has none. */
   apiKey(headers: ClientHeaders): string | undefined;
   countTokens?: CountTokensEndpoint;

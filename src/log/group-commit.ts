@@ -13,7 +13,7 @@
  * later `write`s throw it. The bytes on disk are then unknown; the next open repairs a torn tail.
  */
 import fs from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
+import type { Durable } from './raw-file.js';
 
 interface Waiter {
   /** Durable once `synced >= target`. */
@@ -23,7 +23,7 @@ interface Waiter {
 }
 
 export class GroupCommitWriter {
-  readonly #fh: FileHandle;
+  readonly #fh: Durable;
   #queue: Buffer[] = [];
   #queued = 0;
   /** Bytes handed to `write` since the start: the logical end of the file. */
@@ -51,7 +51,7 @@ export class GroupCommitWriter {
    * fdatasync (the default); false, only for the bytes to be written to the OS, which a crash of
    * the process does not lose but a crash of the machine may (docs/decisions.md, Durability).
    */
-  constructor(fh: FileHandle, size: number, durable = true) {
+  constructor(fh: Durable, size: number, durable = true) {
     this.#fh = fh;
     this.#durable = durable;
     this.#appended = size;

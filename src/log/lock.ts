@@ -9,9 +9,10 @@
  * remove it by hand), and processes in different pid namespaces sharing a data directory cannot
  * see each other.
  */
-import { link, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { link, readFile, rename, unlink } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ProxyError } from '../core/errors.js';
+import { createFile, readSmall } from './raw-file.js';
 
 export interface FileLock {
   readonly file: string;
@@ -29,7 +30,7 @@ export async function acquireLock(lockFile: string, logFile: string): Promise<Fi
   const mine = `${process.pid}\n`;
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     try {
-      await writeFile(lockFile, mine, { flag: 'wx' });
+      await createFile(lockFile, mine);
       return { file: lockFile, release: () => releaseLock(lockFile) };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
@@ -47,13 +48,19 @@ export async function acquireLock(lockFile: string, logFile: string): Promise<Fi
 
 async function releaseLock(lockFile: string): Promise<void> {
   // Only remove it if it is still ours (a take-over by someone who judged us dead must stand).
-  const holder = await readHolder(lockFile, 0);
-  if (holder === process.pid) await unlink(lockFile).catch(ignoreMissing);
+  let text: string;
+  try {
+    text = readSmall(lockFile);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw err;
+  }
+  if (parsePid(text) === process.pid) await unlink(lockFile).catch(ignoreMissing);
 }
 
 /** The pid in the lock, `'gone'` if the file vanished, `'unreadable'` if it never held a pid. */
-async function readHolder(lockFile: string, graceMs = EMPTY_GRACE_MS): Promise<number | 'gone' | 'unreadable'> {
-  const deadline = Date.now() + graceMs;
+async function readHolder(lockFile: string): Promise<number | 'gone' | 'unreadable'> {
+  const deadline = Date.now() + EMPTY_GRACE_MS;
   for (;;) {
     let text: string;
     try {

@@ -3,11 +3,11 @@
  * repair and the reading happen there. Appends are redacted, numbered, serialised once and queued;
  * `sync()` makes them durable (group commit, see group-commit.ts).
  */
-import type { FileHandle } from 'node:fs/promises';
 import { ProxyError } from '../core/errors.js';
 import type { EventBody, LogEvent } from '../core/events.js';
 import { GroupCommitWriter } from './group-commit.js';
 import type { FileLock } from './lock.js';
+import type { RawFile } from './raw-file.js';
 import { EventTail } from './event-tail.js';
 import type { TornTail } from './log-line.js';
 
@@ -17,7 +17,7 @@ export type RedactionListener = (session: string, seq: number, hits: string[]) =
 export interface SessionLogParts {
   id: string;
   file: string;
-  fh: FileHandle;
+  fh: RawFile;
   lock: FileLock;
   events: LogEvent[];
   offsets: number[];
@@ -42,7 +42,7 @@ export class SessionLog {
   readonly repaired: TornTail | undefined;
   readonly #tail: EventTail;
   readonly #writer: GroupCommitWriter;
-  readonly #fh: FileHandle;
+  readonly #fh: RawFile;
   readonly #lock: FileLock;
   readonly #onRedact: RedactionListener | undefined;
   readonly #onClose: () => void;
@@ -155,9 +155,11 @@ export class SessionLog {
       failure = err;
     }
     await this.#writer.idle();
-    await this.#fh.close().catch((err: unknown) => {
+    try {
+      this.#fh.close();
+    } catch (err) {
       failure ??= err;
-    });
+    }
     await this.#lock.release().catch((err: unknown) => {
       failure ??= err;
     });

@@ -9,10 +9,11 @@
  * naming this process (one owner, one close; share the SessionLog instead); across processes the
  * lock file decides (lock.ts). Readers (`read`, or `readLog` on `file(id)`) take no lock.
  */
-import { mkdir, open, readdir, readFile, rename, stat, truncate, unlink, writeFile, type FileHandle } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, stat, truncate, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ProxyError } from '../core/errors.js';
 import { acquireLock, type FileLock } from './lock.js';
+import { createFile, RawFile } from './raw-file.js';
 import { readEventBefore, readLog, type LogRead, type ReadOptions } from './reader.js';
 import { SessionLog, type RedactionListener } from './session-log.js';
 
@@ -129,7 +130,7 @@ export class LogStore {
     if (openHere.has(file)) throw new ProxyError('log_locked', { file, pid: process.pid });
     openHere.add(file);
     let lock: FileLock | undefined;
-    let fh: FileHandle | undefined;
+    let fh: RawFile | undefined;
     try {
       if (!opts.create && !(await this.exists(id))) {
         throw new ProxyError('session_not_found', { session: id, file: this.file(id) });
@@ -151,7 +152,7 @@ export class LogStore {
       if (read.torn !== undefined) {
         await truncate(file, read.torn.offset);
       }
-      fh = await open(file, 'a');
+      fh = await RawFile.open(file, 'a');
       // Make the repair durable before anything is appended after it.
       if (read.torn !== undefined) await fh.datasync();
       const last = read.events.at(-1);
@@ -172,7 +173,11 @@ export class LogStore {
         onClose: () => openHere.delete(file),
       });
     } catch (err) {
-      await fh?.close().catch(() => undefined);
+      try {
+        fh?.close();
+      } catch {
+        // the open's own error is the one to report
+      }
       await lock?.release().catch(() => undefined);
       openHere.delete(file);
       throw err;
@@ -207,7 +212,7 @@ export class LogStore {
     await this.#ensureDir();
     const tmp = `${file}.tmp-${process.pid}-${tmpCounter++}`;
     try {
-      await writeFile(tmp, JSON.stringify(value), 'utf8');
+      await createFile(tmp, JSON.stringify(value));
       await rename(tmp, file);
     } catch (err) {
       await unlink(tmp).catch(() => undefined);
@@ -231,9 +236,9 @@ function readOptions(opts: OpenOptions): ReadOptions {
 }
 
 /** Opened for appending if this call created it; undefined if it existed. */
-async function createExclusive(file: string): Promise<FileHandle | undefined> {
+async function createExclusive(file: string): Promise<RawFile | undefined> {
   try {
-    return await open(file, 'ax');
+    return await RawFile.open(file, 'ax');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
     throw err;
@@ -268,11 +273,11 @@ class DirSync {
   }
 
   async #once(): Promise<void> {
-    const fh = await open(this.#dir, 'r');
+    const dir = await RawFile.open(this.#dir, 'r');
     try {
-      await fh.sync();
+      await dir.sync();
     } finally {
-      await fh.close();
+      dir.close();
     }
   }
 }

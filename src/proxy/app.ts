@@ -23,6 +23,7 @@ import { writeLine } from './request-log.js';
 import { RetrySignals } from './retries.js';
 import { WireMemo } from './wire-memo.js';
 import { BodyListMemo } from './list-memo.js';
+import { BodyMemo } from './body-memo.js';
 import type { Upstreams } from './upstream.js';
 import type { Tracing } from '../tracing/tracing.js';
 
@@ -44,6 +45,8 @@ export interface AppDeps {
   retries?: RetrySignals;
   /** Keeps wire serialisations between requests; made here from the config when not given. */
   wireMemo?: WireMemo;
+  /** Keeps recent client bodies so the next one of a conversation parses only what is new. */
+  bodyMemo?: BodyMemo;
   /** Keeps each conversation's last upstream body; made here from the config when not given. */
   listMemo?: BodyListMemo;
   /** Client keys; made here from the config when not given. */
@@ -59,12 +62,16 @@ export interface AppDeps {
   logger?: FastifyBaseLogger;
 }
 
+/** Client body bytes kept for the next request of each conversation (their parsed values take about twice as much). */
+const BODY_MEMO_BYTES = 32 * 2 ** 20;
+
 export function buildApp(given: AppDeps): FastifyInstance {
   const deps: AppDeps = {
     ...given,
     retries: given.retries ?? new RetrySignals(),
     // `wire_cache_mb` bounds the two memos together, half each.
     wireMemo: given.wireMemo ?? new WireMemo(given.config.sessions.wireCacheMb * 2 ** 19),
+    bodyMemo: given.bodyMemo ?? new BodyMemo(BODY_MEMO_BYTES),
     listMemo: given.listMemo ?? new BodyListMemo(given.config.sessions.wireCacheMb * 2 ** 19),
     auth: given.auth ?? new ClientAuth(given.config.auth),
     limits: given.limits ?? new ClientLimits(given.config.auth.keys, [], { now: () => given.now().getTime(), metrics: given.metrics }),
@@ -77,9 +84,10 @@ export function buildApp(given: AppDeps): FastifyInstance {
   // Parse JSON ourselves: one parse, and an OpenAI-shaped 400 naming what was wrong. Only JSON:
   // any other type is a 415 (src/proxy/request-guard.ts says why).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+  const bodyMemo = deps.bodyMemo!;
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body, done) => {
     try {
-      done(null, JSON.parse(body as string) as unknown);
+      done(null, bodyMemo.parse(body as Buffer, inboundOf.get(req.routeOptions.url ?? '')?.bodyList));
     } catch (err) {
       done(new ProxyError('invalid_json', { detail: (err as Error).message }), undefined);
     }

@@ -4,7 +4,6 @@
  * memory, SessionFiles keeps what locates a session beside its log, a Turn holds one request's
  * place in its session. Requests of one session run one at a time; different sessions in parallel.
  */
-import { randomBytes } from 'node:crypto';
 import type { EventBody, LogEvent, Recipe } from '../core/events.js';
 import type { NeutralMessage, ToolSpec } from '../core/types.js';
 import type { SessionWriter, Store } from '../store/types.js';
@@ -21,6 +20,7 @@ import { isRetryOf } from './retry.js';
 import { entryOf, SessionFiles, type Damaged } from './session-files.js';
 import { Turn } from './turn.js';
 import { conversationFromLog, type Conversation } from './conversation.js';
+import { randomHex } from './random-hex.js';
 import { recogniseSide, type SideJob } from './side.js';
 
 export { LiveSession } from './live-session.js';
@@ -498,7 +498,7 @@ export class SessionManager {
 
   #newId(): string {
     const stamp = this.#now().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
-    return `${stamp}-${randomBytes(4).toString('hex')}`;
+    return `${stamp}-${randomHex(4)}`;
   }
 
   /** Close every live session (flushing its log and saving what locates it). */

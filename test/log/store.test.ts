@@ -1,8 +1,9 @@
 import fs, { existsSync } from 'node:fs';
-import { open, readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { EventBody } from '../../src/core/events.js';
 import { isProxyError } from '../../src/core/errors.js';
+import { RawFile } from '../../src/log/raw-file.js';
 import { LogStore } from '../../src/log/store.js';
 import { fakeCredentials } from './fake-credentials.js';
 import { TS, tempDir, userMsg } from './helpers.js';
@@ -17,12 +18,6 @@ afterEach(async () => {
   await cleanup();
 });
 
-/** FileHandle's prototype, to count or fail its calls (appends are written with fs.writeSync). */
-async function fileHandleProto(): Promise<{ datasync: unknown }> {
-  const fh = await open(new URL(import.meta.url), 'r');
-  await fh.close();
-  return Object.getPrototypeOf(fh) as { datasync: unknown };
-}
 
 async function rejection(p: Promise<unknown>): Promise<Error & { code?: string }> {
   try {
@@ -89,10 +84,9 @@ describe('LogStore / SessionLog', () => {
   });
 
   it('group commit: 100 concurrent appends and syncs share a few fsyncs, lines in order', async () => {
-    const proto = await fileHandleProto();
     const store = new LogStore(dir);
     const log = await store.open('gc', { create: true });
-    const datasync = vi.spyOn(proto as { datasync: () => Promise<void> }, 'datasync');
+    const datasync = vi.spyOn(RawFile.prototype, 'datasync');
     const write = vi.spyOn(fs, 'writeSync');
     const seqs = await Promise.all(
       Array.from({ length: 100 }, async (_, i) => {
@@ -238,11 +232,7 @@ describe('durability', () => {
     try {
       for (const [durability, expected] of [['fsync', true], ['write', false]] as const) {
         const log = await new LogStore(d, { durability }).open(`d-${durability}`, { create: true });
-        // Every FileHandle shares one prototype: spying there sees the log's own handle.
-        const probe = await open(log.file, 'r');
-        const handles = Object.getPrototypeOf(probe) as { datasync: () => Promise<void> };
-        await probe.close();
-        const spy = vi.spyOn(handles, 'datasync');
+        const spy = vi.spyOn(RawFile.prototype, 'datasync');
         log.append(userMsg('hello'), TS);
         await log.sync();
         expect(spy.mock.calls.length > 0).toBe(expected);

@@ -32,6 +32,7 @@ function toClientRequest(parsed: ParsedMessages, images: ImageSink): ClientReque
 export const anthropicMessagesInbound: InboundDialect = {
   wire: 'anthropic-messages',
   paths: ['/v1/messages'],
+  bodyList: 'messages',
   // Claude Code sends ANTHROPIC_API_KEY as `x-api-key` and ANTHROPIC_AUTH_TOKEN as a bearer.
   apiKey(headers) {
     const key = headers['x-api-key'];

@@ -10,6 +10,7 @@ import { parseChatRequest } from './inbound-parse.js';
 export const openaiChatInbound: InboundDialect = {
   wire: 'openai-chat',
   paths: ['/v1/chat/completions'],
+  bodyList: 'messages',
   apiKey: (headers) => bearerOf(headers.authorization),
   parse(body, images): ClientRequest {
     const parsed = parseChatRequest(body);

@@ -17,6 +17,7 @@ import type { ResponsesSseEvent } from './stream-events.js';
 export const openaiResponsesInbound: InboundDialect = {
   wire: 'openai-responses',
   paths: ['/v1/responses'],
+  bodyList: 'input',
   apiKey: (headers) => bearerOf(headers.authorization),
   parse(body, images): ClientRequest {
     const parsed = parseResponsesRequest(body);

@@ -3,7 +3,6 @@
  * its events, or one JSON body at the end), an upstream error passed on in the client's dialect,
  * and a retry the log already answered given the logged reply again.
  */
-import { randomBytes } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
 import { ProxyError } from '../../core/errors.js';
 import type { NeutralReply } from '../../core/types.js';
@@ -15,6 +14,7 @@ import type { Answer } from '../attempts.js';
 import { summaryOf } from '../request-log.js';
 import { attemptFields, CountedFailure, endUpstream, upstreamFailure, type Call } from './call.js';
 import { logAborted, recordAnswer } from './outcome.js';
+import { randomHex } from '../../session/random-hex.js';
 import { transportFailure } from './send.js';
 
 /** A non-2xx upstream answer: logged, then passed on in the client's dialect with its retry headers. */
@@ -115,7 +115,7 @@ export async function answerFromLog(call: Call, reply: FastifyReply, logged: Neu
 /** Where the client's answer goes: a stream in its wire's events opened at once, or one JSON body at the end. */
 function openClient(call: Call, reply: FastifyReply, req = call.reqEvent?.seq) {
   const { a, deps } = call;
-  const meta: ReplyMeta = { id: randomBytes(12).toString('hex'), created: Math.floor(deps.now().getTime() / 1000), model: a.client.model };
+  const meta: ReplyMeta = { id: randomHex(12), created: Math.floor(deps.now().getTime() / 1000), model: a.client.model };
   if (req !== undefined) meta.logged = { session: call.turn.session.id, seq: req };
   let stream: ClientStream | undefined;
   if (a.client.stream) {

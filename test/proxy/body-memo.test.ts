@@ -1,0 +1,173 @@
+/**
+ * Client bodies parsed past what an earlier body shares: whatever the client does between
+ * requests (appends, edits deep in the history, truncations, other spacing, other key order,
+ * repeated keys, invalid JSON), the value is JSON.parse's of the whole body, key order included,
+ * and an error is JSON.parse's own.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { arrayLayout } from '../../src/core/json-scan.js';
+import { BodyMemo } from '../../src/proxy/body-memo.js';
+
+/** Past the memo's lower bound, so every body here takes the shortcut's path. */
+const SYSTEM = { role: 'system', content: `You are an agent. ${'Follow the rules. '.repeat(1000)}` };
+
+/** Texts that a scanner could mistake for structure. */
+const tricky = fc.constantFrom('"', '\\', '\\"', '],"x":[', '},{', ',', '\u0000', 'é', '😀', '\n', '[[', '"]', '\\\\"', '{"messages":[1]}');
+const text = fc.array(fc.oneof(fc.string(), tricky), { maxLength: 4 }).map((xs) => xs.join(''));
+const message: fc.Arbitrary<unknown> = fc.oneof<fc.Arbitrary<unknown>[]>(
+  fc.record({ role: fc.constant('user'), content: text }),
+  fc.record({ role: fc.constant('assistant'), content: fc.constant(null), tool_calls: fc.array(fc.record({ id: text, type: fc.constant('function'), function: fc.record({ name: text, arguments: text }) }), { minLength: 1, maxLength: 2 }) }),
+  fc.record({ role: fc.constant('tool'), tool_call_id: text, content: fc.array(fc.record({ type: fc.constant('text'), text }), { maxLength: 2 }) }),
+  fc.oneof(fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.array(fc.integer(), { maxLength: 3 })),
+);
+
+type Step =
+  | { kind: 'append'; messages: unknown[] }
+  | { kind: 'edit'; at: number; message: unknown }
+  | { kind: 'truncate'; to: number }
+  | { kind: 'param'; value: unknown }
+  | { kind: 'spacing'; indent: number };
+
+const step: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant('append' as const), messages: fc.array(message, { minLength: 0, maxLength: 3 }) }) },
+  fc.record({ kind: fc.constant('edit' as const), at: fc.nat(), message }),
+  fc.record({ kind: fc.constant('truncate' as const), to: fc.nat() }),
+  fc.record({ kind: fc.constant('param' as const), value: fc.oneof(fc.integer(), text, fc.constant(undefined)) }),
+  fc.record({ kind: fc.constant('spacing' as const), indent: fc.constantFrom(0, 0, 1, 2) }),
+);
+
+/** Top-level key orders a client may use: the list first, last or between. */
+const orders: fc.Arbitrary<readonly string[]> = fc.constantFrom<readonly string[]>(
+  ['model', 'messages', 'stream', 'temperature'],
+  ['messages', 'model', 'temperature', 'stream'],
+  ['model', 'stream', 'temperature', 'messages'],
+);
+
+function bodyOf(order: readonly string[], state: { messages: unknown[]; param: unknown }, indent: number): Buffer {
+  const fields: Record<string, unknown> = { model: 'm', messages: state.messages, stream: true, temperature: state.param };
+  const obj: Record<string, unknown> = {};
+  for (const k of order) obj[k] = fields[k];
+  return Buffer.from(JSON.stringify(obj, null, indent));
+}
+
+function expectSame(memo: BodyMemo, body: Buffer): unknown {
+  const text = body.toString('utf8');
+  let want: unknown;
+  try {
+    want = JSON.parse(text);
+  } catch (err) {
+    expect(() => memo.parse(body, 'messages')).toThrow((err as Error).message);
+    return undefined;
+  }
+  const got = memo.parse(body, 'messages');
+  expect(got).toEqual(want);
+  // Key order too: the body's fields may be passed on in the order the client wrote them.
+  expect(JSON.stringify(got)).toBe(JSON.stringify(want));
+  return got;
+}
+
+describe('BodyMemo', () => {
+  it('gives JSON.parse of the whole body whatever the client does between requests', () => {
+    fc.assert(
+      fc.property(orders, fc.array(message, { maxLength: 4 }), fc.array(step, { minLength: 1, maxLength: 12 }), (order, first, steps) => {
+        const memo = new BodyMemo(1 << 24);
+        const state: { messages: unknown[]; param: unknown } = { messages: [SYSTEM, ...first], param: 0.5 };
+        let indent = 0;
+        expectSame(memo, bodyOf(order, state, indent));
+        for (const s of steps) {
+          if (s.kind === 'append') state.messages = [...state.messages, ...s.messages];
+          else if (s.kind === 'edit') state.messages = state.messages.map((m, i) => (i === s.at % state.messages.length ? s.message : m));
+          else if (s.kind === 'truncate') state.messages = state.messages.slice(0, Math.max(1, s.to % (state.messages.length + 1)));
+          else if (s.kind === 'param') state.param = s.value;
+          else indent = s.indent;
+          expectSame(memo, bodyOf(order, state, indent));
+        }
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('takes the shared messages from the earlier body and parses only the new ones', () => {
+    const memo = new BodyMemo(1 << 24);
+    const messages: unknown[] = [SYSTEM, { role: 'user', content: 'one' }];
+    const first = memo.parse(bodyOf(['model', 'messages'], { messages, param: 1 }, 0), 'messages') as { messages: unknown[] };
+    messages.push({ role: 'assistant', content: 'two' }, { role: 'user', content: 'three' });
+    const second = memo.parse(bodyOf(['model', 'messages'], { messages, param: 1 }, 0), 'messages') as { messages: unknown[] };
+    expect(second.messages).toHaveLength(4);
+    expect(second.messages[0]).toBe(first.messages[0]);
+    expect(second.messages[1]).toBe(first.messages[1]);
+    // Shared between requests, so nothing may change them in place.
+    expect(Object.isFrozen(second.messages[3])).toBe(true);
+    expect(() => {
+      (second.messages[1] as { content: string }).content = 'changed';
+    }).toThrow(TypeError);
+  });
+
+  it('an edit deep in the history shares only what comes before it', () => {
+    const memo = new BodyMemo(1 << 24);
+    const messages: unknown[] = [SYSTEM, { role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }, { role: 'user', content: 'c' }];
+    const first = memo.parse(bodyOf(['messages', 'model'], { messages, param: 1 }, 0), 'messages') as { messages: unknown[] };
+    const edited = [...messages.slice(0, 2), { role: 'assistant', content: 'B' }, ...messages.slice(3)];
+    const second = memo.parse(bodyOf(['messages', 'model'], { messages: edited, param: 1 }, 0), 'messages') as { messages: unknown[] };
+    expect(second.messages[1]).toBe(first.messages[1]);
+    expect(second.messages[2]).not.toBe(first.messages[2]);
+    expect(second.messages[2]).toEqual({ role: 'assistant', content: 'B' });
+    expect(second.messages[3]).toEqual({ role: 'user', content: 'c' });
+  });
+
+  it('repeated keys, escaped key names and __proto__ read as JSON.parse reads them', () => {
+    const head = `{"model":"m","messages":[${JSON.stringify(SYSTEM)},{"role":"user","content":"x"}`;
+    const cases = [
+      `${head}],"model":"again"}`,
+      `${head}],"messages":[]}`,
+      `${head},{"role":"user","content":"y"}],"m\\u006fdel":"escaped"}`,
+      `${head},{"role":"user","content":"y"}],"__proto__":{"polluted":true}}`,
+      `${head},{"role":"user","content":"y"}],"7":1,"stream":true}`,
+      `${head},{"role":"user","content":"y"}] , "stream" : true }  `,
+      `${head},{"role":"user","content":"y"}],"stream":true}garbage`,
+      `${head},{"role":"user","content":"y}],"stream":true}`,
+      `${head},{"role":"user","content":"y"},],"stream":true}`,
+      `${head}{"role":"user","content":"y"}],"stream":true}`,
+      `${head},{"role":"user","content":1e400}],"stream":true}`,
+    ];
+    for (const text of cases) {
+      const memo = new BodyMemo(1 << 24);
+      expectSame(memo, Buffer.from(`${head}]}`));
+      expectSame(memo, Buffer.from(text));
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    }
+  });
+
+  it('keeps within its bound in bytes and drops what is small', () => {
+    const memo = new BodyMemo(100 * 1024);
+    for (let i = 0; i < 20; i++) memo.parse(bodyOf(['model', 'messages'], { messages: [SYSTEM, { role: 'user', content: `conversation ${i}` }], param: 1 }, 0), 'messages');
+    expect(memo.size).toBeGreaterThan(0);
+    expect(memo.size).toBeLessThanOrEqual(100 * 1024);
+    const small = new BodyMemo(1 << 24);
+    small.parse(Buffer.from('{"messages":[{"role":"user","content":"hi"}]}'), 'messages');
+    expect(small.size).toBe(0);
+  });
+});
+
+describe('arrayLayout', () => {
+  it('finds where each element of the named list ends, whatever the spacing', () => {
+    fc.assert(
+      fc.property(fc.array(message, { maxLength: 6 }), fc.constantFrom(0, 1, 2), orders, (messages, indent, order) => {
+        const body = bodyOf(order, { messages, param: 'p' }, indent);
+        const layout = arrayLayout(body, 'messages');
+        expect(layout).toBeDefined();
+        expect(layout!.ends).toHaveLength(messages.length);
+        expect(layout!.before).toEqual(order.slice(0, order.indexOf('messages')));
+        let start = layout!.open;
+        layout!.ends.forEach((end, i) => {
+          const piece = body.toString('utf8', start, end).replace(/^[\s,]+/, '');
+          expect(JSON.parse(piece)).toEqual(messages[i]);
+          start = end;
+        });
+        expect(body[layout!.close]).toBe(0x5d);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
