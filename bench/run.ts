@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SONNET, measureAnthropicCache } from './anthropic-cache.js';
 import { measureCache, measureSharedCache } from './cache.js';
+import { measureEncode } from './encode.js';
 import { foldsSection } from './folds.js';
 import { longSessionSection } from './long-session.js';
 import { measureOverhead } from './overhead.js';
@@ -32,6 +33,7 @@ const SECTIONS: Record<string, (line: Line) => Promise<boolean>> = {
   window: windowSection,
   'long-session': longSessionSection,
   folds: foldsSection,
+  encode: encodeSection,
   cache: cacheSection,
   anthropic: anthropicSection,
   overhead: overheadSection,
@@ -75,6 +77,26 @@ async function windowSection(line: Line): Promise<boolean> {
   line(`1000-request next request costs ${fmt(ratio, 2)}x the 10-request one (budget: under 3x) — ${ratio < 3 ? 'within budget' : 'OVER BUDGET'}.`);
   line();
   return ratio < 3;
+}
+
+async function encodeSection(line: Line): Promise<boolean> {
+  const rows = measureEncode(2000, 100);
+  line('## Encode: one upstream request of a 2,000-message conversation, per wire');
+  line();
+  line('The conversation grows by a tool call and its result per request, as an agent\'s does; each of 100 requests is encoded');
+  line('with the memos carried over from the requests before it (the proxy\'s default bounds, `wire_cache_mb = 4`) and again');
+  line('without any (the first request after a restart, or `wire_cache_mb = 0`), timed to the UTF-8 bytes that go upstream;');
+  line('both give the same bytes (the bench checks). Beside them, one JSON.stringify of the same body to bytes: how Anthropic,');
+  line('Responses and Ollama encoded every request before they kept their serialisations (less building the wire objects).');
+  line('Anthropic with breakpoints serialises the message whose marker moved again. Medians, in one run.');
+  line();
+  line('| wire | messages | body (KiB) | whole-body JSON.stringify (ms) | without memos (ms) | with memos (ms) | stringify / with memos |');
+  line('|---|---:|---:|---:|---:|---:|---:|');
+  for (const r of rows) {
+    line(`| ${r.wire} | ${r.messages} | ${fmt(r.bodyKb, 0)} | ${fmt(r.wholeMs, 2)} | ${fmt(r.plainMs, 2)} | ${fmt(r.memoMs, 2)} | ${fmt(r.wholeMs / r.memoMs, 1)}x |`);
+  }
+  line();
+  return true;
 }
 
 async function cacheSection(line: Line): Promise<boolean> {

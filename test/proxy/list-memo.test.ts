@@ -7,9 +7,9 @@ import { describe, expect, it } from 'vitest';
 import type { DialectRoute, WireHints } from '../../src/core/route.js';
 import type { NeutralMessage, NeutralRequest } from '../../src/core/types.js';
 import { encodeRequest } from '../../src/dialects/openai-chat/encode-request.js';
-import type { SerialisationMemo } from '../../src/dialects/types.js';
 import { BodyListMemo } from '../../src/proxy/list-memo.js';
 import { WireMemo } from '../../src/proxy/wire-memo.js';
+import { CountingMemo } from '../dialects/memo.case.js';
 
 const route: DialectRoute = {
   wire: 'openai-chat', preset: 'generic', provider: 'p', model: 'm', baseUrl: 'https://upstream.invalid/v1',
@@ -26,19 +26,6 @@ function request(messages: NeutralMessage[], model = 'm'): NeutralRequest {
 
 function plain(req: NeutralRequest, hints: WireHints, r = route): Buffer {
   return Buffer.from(encodeRequest(req, r, hints, { stream: false, resolveImage: noImages }).body);
-}
-
-/** A per-message memo that counts what it was asked. */
-class CountingMemo implements SerialisationMemo {
-  readonly inner = new WireMemo(1 << 24);
-  gets = 0;
-  get(msg: object, variant: string): Buffer | undefined {
-    this.gets++;
-    return this.inner.get(msg, variant);
-  }
-  set(msg: object, variant: string, bytes: Buffer): void {
-    this.inner.set(msg, variant, bytes);
-  }
 }
 
 const user = (content: string): NeutralMessage => Object.freeze({ role: 'user', content });

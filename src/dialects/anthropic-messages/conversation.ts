@@ -18,55 +18,65 @@ import type { EncodeOptions } from '../types.js';
 import { asObject, parseJson } from '../wire-read.js';
 import type { WireContentBlock, WireMessageParam, WireOpaqueBlock, WireTextBlock, WireToolUseBlock } from './wire-types.js';
 
-export interface Conversation {
-  system: WireTextBlock[];
-  messages: WireMessageParam[];
-  /**
-   * The last block of `messages` each neutral message produced (by message index), where a cache
-   * breakpoint at that message's end goes; undefined for a message that produced none and for the
-   * leading system messages (their end is `system`'s last block).
-   */
-  lastBlock: (WireContentBlock | undefined)[];
-}
-
 /** The opaque blocks this wire reads; the others are another wire's. */
 export const ANTHROPIC_KINDS = new Set<OpaqueBlock['kind']>(['anthropic.thinking', 'anthropic.redacted_thinking']);
 
-export function encodeConversation(messages: readonly NeutralMessage[], opts: EncodeOptions): Conversation {
-  const conv: Conversation = { system: [], messages: [], lastBlock: [] };
-  let leading = true;
-  messages.forEach((m, i) => {
-    if (m.role !== 'system') leading = false;
-    let blocks: WireContentBlock[];
-    if (m.role === 'system' && leading) {
-      if (m.content.length > 0) conv.system.push({ type: 'text', text: m.content });
-      return;
-    }
-    switch (m.role) {
-      case 'system':
-        blocks = m.content.length > 0 ? [{ type: 'text', text: `<system-reminder>\n${m.content}\n</system-reminder>` }] : [];
-        break;
-      case 'user':
-        blocks = userBlocks(m.content, opts);
-        break;
-      case 'tool':
-        blocks = [{ type: 'tool_result', tool_use_id: m.tool_call_id, content: m.content }];
-        break;
-      case 'assistant':
-        blocks = assistantBlocks(m);
-        break;
-    }
-    if (blocks.length === 0) return;
-    push(conv.messages, m.role === 'assistant' ? 'assistant' : 'user', blocks);
-    conv.lastBlock[i] = blocks[blocks.length - 1];
-  });
-  return conv;
+/** How many system messages lead the conversation: they are `system`, not turns. */
+export function leadingSystem(messages: readonly NeutralMessage[]): number {
+  let n = 0;
+  while (messages[n]?.role === 'system') n++;
+  return n;
 }
 
-function push(turns: WireMessageParam[], role: WireMessageParam['role'], blocks: WireContentBlock[]): void {
-  const last = turns[turns.length - 1];
-  if (last !== undefined && last.role === role) last.content.push(...blocks);
-  else turns.push({ role, content: blocks });
+/** The leading system messages as `system`'s text blocks. */
+export function systemBlocks(messages: readonly NeutralMessage[], leading: number): WireTextBlock[] {
+  const out: WireTextBlock[] = [];
+  for (const m of messages.slice(0, leading)) {
+    if (m.role === 'system' && m.content.length > 0) out.push({ type: 'text', text: m.content });
+  }
+  return out;
+}
+
+/** The turn a message's blocks join. */
+export function turnRole(m: NeutralMessage): WireMessageParam['role'] {
+  return m.role === 'assistant' ? 'assistant' : 'user';
+}
+
+/**
+ * The blocks each message after the leading system prompt puts in its turn, made at most once per
+ * request and only for the messages asked about (the encoder asks for the few at the end it looks
+ * at, and for those it serialises).
+ */
+export class MessageBlocks {
+  readonly messages: readonly NeutralMessage[];
+  /** Leading system messages (they have no blocks here). */
+  readonly leading: number;
+  readonly #opts: EncodeOptions;
+  readonly #made: (WireContentBlock[] | undefined)[] = [];
+
+  constructor(messages: readonly NeutralMessage[], opts: EncodeOptions) {
+    this.messages = messages;
+    this.leading = leadingSystem(messages);
+    this.#opts = opts;
+  }
+
+  of(i: number): WireContentBlock[] {
+    if (i < this.leading) return [];
+    return (this.#made[i] ??= messageBlocks(this.messages[i]!, this.#opts));
+  }
+}
+
+function messageBlocks(m: NeutralMessage, opts: EncodeOptions): WireContentBlock[] {
+  switch (m.role) {
+    case 'system':
+      return m.content.length > 0 ? [{ type: 'text', text: `<system-reminder>\n${m.content}\n</system-reminder>` }] : [];
+    case 'user':
+      return userBlocks(m.content, opts);
+    case 'tool':
+      return [{ type: 'tool_result', tool_use_id: m.tool_call_id, content: m.content }];
+    case 'assistant':
+      return assistantBlocks(m);
+  }
 }
 
 function userBlocks(content: string | ContentPart[], opts: EncodeOptions): WireContentBlock[] {

@@ -10,11 +10,12 @@
  */
 import { planBreakpoints } from '../../cache-hints/breakpoints.js';
 import type { DialectRoute, EncodedRequest, WireHints } from '../../core/route.js';
-import type { NeutralRequest, ToolSpec } from '../../core/types.js';
+import type { NeutralMessage, NeutralRequest, ToolSpec } from '../../core/types.js';
 import type { EncodeOptions } from '../types.js';
-import { encodeConversation, type Conversation } from './conversation.js';
+import { MessageBlocks, systemBlocks, turnRole } from './conversation.js';
+import { EMPTY, encodeList } from '../list-body.js';
 import { loopLacksThinking, stopSequences, thinkingFor, toolChoiceFor } from './request-params.js';
-import type { WireCacheControl, WireContentBlock, WireMarkableBlock, WireTool } from './wire-types.js';
+import type { WireCacheControl, WireContentBlock, WireMarkableBlock, WireMessageParam, WireTextBlock, WireTool } from './wire-types.js';
 import { jsonHeaders } from '../wire-headers.js';
 import { addExtraFields } from '../extra-fields.js';
 
@@ -32,42 +33,103 @@ export const DEFAULT_MAX_TOKENS = 4096;
 export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: WireHints, opts: EncodeOptions): EncodedRequest {
   const p = req.params;
   const maxTokens = p.max_tokens ?? DEFAULT_MAX_TOKENS;
-  const conv = encodeConversation(req.messages, opts);
+  const turns = new MessageBlocks(req.messages, opts);
+  const system = systemBlocks(req.messages, turns.leading);
   const tools = req.tools.map(encodeTool);
   const asked = thinkingFor(p, route, maxTokens);
   // Inside a tool loop whose last reply lost its signed blocks, thinking would be a 400: off for this request.
-  const ask = asked.thinking !== undefined && loopLacksThinking(conv.messages) ? {} : asked;
+  const ask = asked.thinking !== undefined && loopLacksThinking(turns) ? {} : asked;
   const thinkingOn = ask.thinking !== undefined && ask.thinking.type !== 'disabled';
 
-  const body: Record<string, unknown> = { model: req.model, max_tokens: maxTokens };
-  if (conv.system.length > 0) body.system = conv.system;
-  if (tools.length > 0) body.tools = tools;
+  // The body in two parts, the fields before `messages` and those after, which go around the list.
+  const before: Record<string, unknown> = { model: req.model, max_tokens: maxTokens };
+  if (system.length > 0) before.system = system;
+  if (tools.length > 0) before.tools = tools;
   const choice = toolChoiceFor(p, tools.length > 0, thinkingOn);
-  if (choice !== undefined) body.tool_choice = choice;
-  body.messages = conv.messages;
-  if (ask.thinking !== undefined) body.thinking = ask.thinking;
-  if (ask.effort !== undefined) body.output_config = { effort: ask.effort };
+  if (choice !== undefined) before.tool_choice = choice;
+  const after: Record<string, unknown> = {};
+  if (ask.thinking !== undefined) after.thinking = ask.thinking;
+  if (ask.effort !== undefined) after.output_config = { effort: ask.effort };
   const stop = stopSequences(p.stop);
-  if (stop !== undefined) body.stop_sequences = stop;
+  if (stop !== undefined) after.stop_sequences = stop;
   // Thinking is incompatible with a set temperature (and with most top_p values): neither goes then.
-  if (!thinkingOn && p.temperature !== undefined) body.temperature = p.temperature;
-  if (!thinkingOn && p.top_p !== undefined) body.top_p = p.top_p;
+  if (!thinkingOn && p.temperature !== undefined) after.temperature = p.temperature;
+  if (!thinkingOn && p.top_p !== undefined) after.top_p = p.top_p;
   // The client's own fields (metadata, top_k, service_tier, ...); top_k not while thinking, which
   // refuses it as it refuses temperature (Anthropic, Extended thinking: "Thinking isn't compatible
   // with temperature or top_k modifications").
-  addExtraFields(body, p, 'anthropic-messages', thinkingOn ? ['top_k'] : []);
+  addExtraFields(after, p, 'anthropic-messages', [...Object.keys(before), 'messages', ...(thinkingOn ? ['top_k'] : [])]);
 
+  const forms: string[] = req.messages.map((_, i) => (i < turns.leading ? LEADING : ''));
   let breakpoints = 0;
   if (hints.cacheControl !== undefined) {
-    const marker = (): WireCacheControl => (hints.cacheControl === '1h' ? { type: 'ephemeral', ttl: '1h' } : { type: 'ephemeral' });
-    if (hints.cacheControlAt === 'breakpoints') breakpoints = placeBreakpoints(req, conv, tools, marker);
-    else body.cache_control = marker();
+    if (hints.cacheControlAt === 'breakpoints') breakpoints = placeBreakpoints(req, turns, system, tools, forms, hints.cacheControl);
+    else after.cache_control = marker(hints.cacheControl);
   }
-  if (opts.stream) body.stream = true;
+  if (opts.stream) after.stream = true;
 
-  const encoded: EncodedRequest = { path: MESSAGES_PATH, headers: jsonHeaders(route, hints, { 'anthropic-version': ANTHROPIC_VERSION }), body: JSON.stringify(body) };
+  const head = JSON.stringify(before);
+  const tail = JSON.stringify(after);
+  const body = encodeList(
+    Buffer.from(`${head.slice(0, -1)},"messages":[`),
+    { variant: VARIANT, items: req.messages, forms, serialise: (i) => serialise(turns, i, forms[i]!), lead: (i, prev) => lead(req.messages, i, prev), close },
+    Buffer.from(tail === '{}' ? ']}' : '],' + tail.slice(1)),
+    opts,
+  );
+  const encoded: EncodedRequest = { path: MESSAGES_PATH, headers: jsonHeaders(route, hints, { 'anthropic-version': ANTHROPIC_VERSION }), body };
   if (breakpoints > 0) encoded.cacheBreakpoints = breakpoints;
   return encoded;
+}
+
+/**
+ * A message's serialisation is its blocks, comma-joined; the turn around them is the lead and
+ * close, so a message's bytes do not depend on the messages its turn merges it with. No route
+ * option shapes them: blocks of another origin were left out by the window, which hands another
+ * object then (window/entry.ts, withBlocks).
+ */
+const VARIANT = 'anthropic-messages';
+
+/** Forms: a leading system message (in `system`, nothing in the list), a message whose last block holds the breakpoint. */
+const LEADING = 'system';
+const MARKED = 'marked:';
+type Ttl = NonNullable<WireHints['cacheControl']>;
+
+function marker(ttl: Ttl): WireCacheControl {
+  return ttl === '1h' ? { type: 'ephemeral', ttl: '1h' } : { type: 'ephemeral' };
+}
+
+function serialise(turns: MessageBlocks, i: number, form: string): Buffer {
+  const blocks = turns.of(i);
+  if (blocks.length === 0) return EMPTY;
+  let out: WireContentBlock[] = blocks;
+  if (form.startsWith(MARKED)) {
+    const last = blocks[blocks.length - 1]!;
+    out = [...blocks.slice(0, -1), { ...last, cache_control: marker(form.slice(MARKED.length) as Ttl) }];
+  }
+  const json = JSON.stringify(out);
+  return Buffer.from(json.slice(1, -1));
+}
+
+const OPEN: Record<WireMessageParam['role'], Buffer> = {
+  user: Buffer.from('{"role":"user","content":['),
+  assistant: Buffer.from('{"role":"assistant","content":['),
+};
+const NEXT: Record<WireMessageParam['role'], Buffer> = {
+  user: Buffer.from(']},{"role":"user","content":['),
+  assistant: Buffer.from(']},{"role":"assistant","content":['),
+};
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']}');
+
+/** Consecutive messages of one role join one turn; another role closes it and opens the next. */
+function lead(messages: readonly NeutralMessage[], i: number, prev: number | undefined): Buffer {
+  const role = turnRole(messages[i]!);
+  if (prev === undefined) return OPEN[role];
+  return turnRole(messages[prev]!) === role ? COMMA : NEXT[role];
+}
+
+function close(prev: number | undefined): Buffer {
+  return prev === undefined ? EMPTY : CLOSE;
 }
 
 /**
@@ -90,27 +152,30 @@ export function encodeTool(tool: ToolSpec): WireTool {
 
 /**
  * Marks the blocks `planBreakpoints` names (the neutral request carries no markers of the client's,
- * so all four places are ours); returns how many were marked. A history message that produced no
+ * so all four places are ours): the system prompt's and the tools' last blocks here, the history's
+ * through its message's form; returns how many were marked. A history message that produced no
  * block (left out as empty) hands its marker to the nearest earlier message that did.
  */
-function placeBreakpoints(req: NeutralRequest, conv: Conversation, tools: WireTool[], marker: () => WireCacheControl): number {
+function placeBreakpoints(req: NeutralRequest, turns: MessageBlocks, system: WireTextBlock[], tools: WireTool[], forms: string[], ttl: Ttl): number {
   const plan = planBreakpoints(req, 0);
-  const marked: WireMarkableBlock[] = [];
+  let marked = 0;
   if (plan.history !== undefined) {
-    for (let i = plan.history; i >= 0; i--) {
-      const block = conv.lastBlock[i];
+    for (let i = plan.history; i >= turns.leading; i--) {
+      const block = turns.of(i).at(-1);
       if (block !== undefined && isMarkable(block)) {
-        marked.push(block);
+        forms[i] = MARKED + ttl;
+        marked++;
         break;
       }
     }
   }
-  const systemEnd = conv.system[conv.system.length - 1];
-  if (plan.system && systemEnd !== undefined) marked.push(systemEnd);
-  const toolsEnd = tools[tools.length - 1];
-  if (plan.tools && toolsEnd !== undefined) marked.push(toolsEnd);
-  for (const block of marked) block.cache_control = marker();
-  return marked.length;
+  const ends: WireMarkableBlock[] = [];
+  const systemEnd = system.at(-1);
+  if (plan.system && systemEnd !== undefined) ends.push(systemEnd);
+  const toolsEnd = tools.at(-1);
+  if (plan.tools && toolsEnd !== undefined) ends.push(toolsEnd);
+  for (const block of ends) block.cache_control = marker(ttl);
+  return marked + ends.length;
 }
 
 /** Thinking blocks cannot carry `cache_control`. */

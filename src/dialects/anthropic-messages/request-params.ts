@@ -5,7 +5,8 @@
 import type { DialectRoute } from '../../core/route.js';
 import type { RequestParams } from '../../core/types.js';
 import { asObject, asString } from '../wire-read.js';
-import type { WireEffort, WireMessageParam, WireThinkingConfig, WireToolChoice } from './wire-types.js';
+import { turnRole, type MessageBlocks } from './conversation.js';
+import type { WireEffort, WireThinkingConfig, WireToolChoice } from './wire-types.js';
 
 /** `reasoning_effort` -> `budget_tokens` when thinking is `enabled`. */
 export const EFFORT_BUDGET: Readonly<Record<string, number>> = {
@@ -62,12 +63,28 @@ export function thinkingFor(params: RequestParams, route: DialectRoute, maxToken
  * too, and thinking comes back with the next turn of the user's: one thinking configuration per
  * assistant turn, as the API asks (a tool loop is one turn).
  */
-export function loopLacksThinking(messages: readonly WireMessageParam[]): boolean {
-  const last = messages[messages.length - 1];
-  const caller = messages[messages.length - 2];
-  if (last?.role !== 'user' || caller?.role !== 'assistant') return false;
-  if (!last.content.some((b) => b.type === 'tool_result')) return false;
-  const first = caller.content[0]?.type;
+export function loopLacksThinking(turns: MessageBlocks): boolean {
+  const { messages, leading } = turns;
+  // The last turn: the messages at the end that are not the assistant's (empty ones go nowhere).
+  let i = messages.length - 1;
+  let last = false;
+  let results = false;
+  for (; i >= leading; i--) {
+    const blocks = turns.of(i);
+    if (blocks.length === 0) continue;
+    if (turnRole(messages[i]!) === 'assistant') break;
+    last = true;
+    results ||= blocks.some((b) => b.type === 'tool_result');
+  }
+  if (!last || !results || i < leading) return false;
+  // The turn before it, the assistant's: its first block is its earliest message's.
+  let first: string | undefined;
+  for (; i >= leading; i--) {
+    const blocks = turns.of(i);
+    if (blocks.length === 0) continue;
+    if (turnRole(messages[i]!) !== 'assistant') break;
+    first = blocks[0]!.type;
+  }
   return first !== 'thinking' && first !== 'redacted_thinking';
 }
 

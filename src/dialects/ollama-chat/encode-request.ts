@@ -14,6 +14,7 @@
 import type { DialectRoute, EncodedRequest, WireHints } from '../../core/route.js';
 import type { AssistantMessage, NeutralMessage, NeutralRequest, RequestParams, ToolMessage, UserMessage } from '../../core/types.js';
 import type { EncodeOptions } from '../types.js';
+import { EMPTY, encodeList } from '../list-body.js';
 import { asObject, parseJson } from '../wire-read.js';
 import type { OllamaChatRequest, OllamaMessage, OllamaOptions, OllamaThink, OllamaToolCall } from './wire-types.js';
 import { jsonHeaders } from '../wire-headers.js';
@@ -24,7 +25,7 @@ export const DEFAULT_KEEP_ALIVE = '30m';
 export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: WireHints, opts: EncodeOptions): EncodedRequest {
   const names = callNames(req.messages);
   const thinking = route.reasoningOut !== 'none';
-  const body: Partial<OllamaChatRequest> = { model: req.model, messages: req.messages.map((m) => encodeMessage(m, names, opts, thinking)) };
+  const body: Partial<OllamaChatRequest> = {};
   if (req.tools.length > 0) body.tools = req.tools;
   const think = thinkValue(req.params.reasoning_effort, route.thinking);
   if (think !== undefined) body.think = think;
@@ -35,8 +36,30 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
   body.truncate = false;
   body.stream = opts.stream;
   // Ollama has no session key or cache field: its one KV slot is the cache.
-  return { path: OLLAMA_CHAT_PATH, headers: jsonHeaders(route, hints), body: JSON.stringify(body) };
+
+  // Each message's serialisation, kept from earlier requests where it can be (list-body.ts). A tool
+  // result's bytes name its call's function, found elsewhere in the request: that name is its form.
+  const messages = req.messages;
+  const forms = messages.map((m) => (m.role === 'tool' ? toolForm(names.get(m.tool_call_id)) : ''));
+  const tail = JSON.stringify(body);
+  const bytes = encodeList(
+    Buffer.from(`{"model":${JSON.stringify(req.model)},"messages":[`),
+    {
+      variant: `ollama-chat\u0000${thinking}`,
+      items: messages,
+      forms,
+      serialise: (i) => Buffer.from(JSON.stringify(encodeMessage(messages[i]!, names, opts, thinking))),
+      lead: (_, prev) => (prev === undefined ? EMPTY : COMMA),
+    },
+    Buffer.from(tail === '{}' ? ']}' : '],' + tail.slice(1)),
+    opts,
+  );
+  return { path: OLLAMA_CHAT_PATH, headers: jsonHeaders(route, hints), body: bytes };
 }
+
+const toolForm = (name: string | undefined): string => (name === undefined ? '' : `tool_name:${name}`);
+
+const COMMA = Buffer.from(',');
 
 /**
  * `think` from the client's `reasoning_effort`, else the route's `thinking` setting:

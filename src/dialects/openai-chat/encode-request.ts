@@ -7,7 +7,8 @@
 import { planMarks, sentMode, type MarkPlan } from '../../cache-hints/openai-breakpoints.js';
 import type { DialectRoute, EncodedRequest, WireHints } from '../../core/route.js';
 import type { AssistantMessage, ContentPart, NeutralMessage, NeutralRequest, OpaqueBlock } from '../../core/types.js';
-import type { EncodeOptions, KeptList } from '../types.js';
+import type { EncodeOptions } from '../types.js';
+import { EMPTY, encodeList } from '../list-body.js';
 import type { WireAssistantMessage, WireContentPart, WireMessage, WireTextPart, WireToolCall } from './wire-types.js';
 import { jsonHeaders } from '../wire-headers.js';
 import { addExtraFields } from '../extra-fields.js';
@@ -46,13 +47,23 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
     rest.stream_options = { include_usage: true };
   }
   // The same bytes JSON.stringify of the whole body would give, assembled from each message's
-  // UTF-8 serialisation kept from earlier requests: only what is new is serialised and encoded,
-  // the rest is copied (a 1 MB conversation is one copy, not a join, a re-encode and a copy).
+  // UTF-8 serialisation kept from earlier requests: only what is new is serialised (list-body.ts).
   const variant = `openai-chat\u0000${route.reasoningOut}\u0000${route.reasoningOnToolTurns}`;
   const tail = JSON.stringify(rest);
   const head = Buffer.from(`{"model":${JSON.stringify(req.model)},"messages":[`);
   const end = Buffer.from(tail === '{}' ? ']}' : '],' + tail.slice(1));
-  const body = encodeList(head, req.messages, end, { variant, plan, route, opts });
+  const messages = req.messages;
+  const forms = messages.map((_, i) => formOf(plan, i));
+  const body = encodeList(head, {
+    variant,
+    items: messages,
+    forms,
+    serialise: (i) => {
+      const wire = encodeMessage(messages[i]!, route, opts);
+      return Buffer.from(JSON.stringify(forms[i] === '' ? wire : asParts(wire, forms[i] === 'marked')));
+    },
+    lead: (_, prev) => (prev === undefined ? EMPTY : COMMA),
+  }, end, opts);
   const encoded: EncodedRequest = { path: CHAT_COMPLETIONS_PATH, headers: jsonHeaders(route, hints), body };
   if (plan !== undefined && mode !== undefined) encoded.promptCache = { mode, marks: plan.marks };
   return encoded;
@@ -66,92 +77,7 @@ function formOf(plan: MarkPlan | undefined, i: number): Form {
   return plan.marks.includes(i) ? 'marked' : 'parts';
 }
 
-const COMMA = 0x2c;
-
-interface ListContext {
-  variant: string;
-  plan: MarkPlan | undefined;
-  route: DialectRoute;
-  opts: EncodeOptions;
-}
-
-/**
- * `head`, the messages' serialisations joined by commas, `end`, in one allocation. The messages a
- * request shares with the last body built for its conversation (the same objects, going the same
- * way) are copied from that body in one piece; only the rest are looked up or serialised. So a
- * long conversation's request costs one copy of its history, not a step per message.
- */
-function encodeList(head: Buffer, messages: readonly NeutralMessage[], end: Buffer, c: ListContext): Buffer {
-  const n = messages.length;
-  const forms: Form[] = new Array<Form>(n);
-  for (let i = 0; i < n; i++) forms[i] = formOf(c.plan, i);
-  const first = messages[0];
-  const kept = first === undefined ? undefined : c.opts.lists?.get(first);
-  const shared = kept === undefined || kept.variant !== c.variant ? 0 : sharedLength(kept, messages, forms);
-  const prefix = shared === 0 ? EMPTY : kept!.bytes.subarray(kept!.start, kept!.start + kept!.ends[shared - 1]!);
-
-  const fresh: Buffer[] = [];
-  // Serialisations made here are kept once the body is assembled: what the memo handed back may be
-  // a view of its store that keeping something new would overwrite (SerialisationMemo).
-  const made: Made[] = [];
-  let size = head.length + prefix.length + end.length;
-  for (let i = shared; i < n; i++) {
-    const form = forms[i]!;
-    const bytes = messageBytes(messages[i]!, form === '' ? c.variant : `${c.variant}\u0000${form}`, c, form, made);
-    fresh.push(bytes);
-    size += bytes.length + (i > 0 ? 1 : 0);
-  }
-
-  const out = Buffer.allocUnsafe(size);
-  out.set(head, 0);
-  out.set(prefix, head.length);
-  let at = head.length + prefix.length;
-  const ends = shared === 0 ? [] : kept!.ends.slice(0, shared);
-  for (let j = 0; j < fresh.length; j++) {
-    if (shared + j > 0) out[at++] = COMMA;
-    out.set(fresh[j]!, at);
-    at += fresh[j]!.length;
-    ends.push(at - head.length);
-  }
-  out.set(end, at);
-  for (const m of made) c.opts.memo?.set(m.msg, m.variant, m.bytes);
-  if (first !== undefined && n >= MIN_KEPT_LIST) c.opts.lists?.set(first, { variant: c.variant, items: messages, forms, bytes: out, start: head.length, ends });
-  return out;
-}
-
-const EMPTY = Buffer.alloc(0);
-
-/**
- * Shorter conversations are joined message by message, which costs little, and their bodies are
- * not kept: a kept body lives until it is evicted, long enough to reach V8's old generation, and a
- * thousand short sessions' bodies churning through the memo held tens of MiB of garbage
- * (docs/decisions.md, Memory follows live sessions).
- */
-const MIN_KEPT_LIST = 64;
-
-/** How many leading messages are the kept body's, the same objects in the same form. */
-function sharedLength(kept: KeptList, messages: readonly NeutralMessage[], forms: readonly Form[]): number {
-  const limit = Math.min(kept.items.length, messages.length);
-  let i = 0;
-  while (i < limit && kept.items[i] === messages[i] && kept.forms[i] === forms[i]) i++;
-  return i;
-}
-
-interface Made {
-  msg: NeutralMessage;
-  variant: string;
-  bytes: Buffer;
-}
-
-/** Each message's wire JSON as UTF-8, from the caller's memo (per the route options that shape it) or made and noted in `made`. */
-function messageBytes(m: NeutralMessage, variant: string, c: ListContext, form: Form, made: Made[]): Buffer {
-  const kept = c.opts.memo?.get(m, variant);
-  if (kept !== undefined) return kept;
-  const wire = encodeMessage(m, c.route, c.opts);
-  const bytes = Buffer.from(JSON.stringify(form === '' ? wire : asParts(wire, form === 'marked')));
-  made.push({ msg: m, variant, bytes });
-  return bytes;
-}
+const COMMA = Buffer.from(',');
 
 export function encodeMessage(m: NeutralMessage, route: DialectRoute, opts: EncodeOptions): WireMessage {
   switch (m.role) {

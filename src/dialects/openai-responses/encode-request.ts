@@ -14,6 +14,7 @@ import { planMarks, sentMode, type MarkPlan } from '../../cache-hints/openai-bre
 import type { DialectRoute, EncodedRequest, WireHints } from '../../core/route.js';
 import type { AssistantMessage, ContentPart, NeutralMessage, NeutralRequest, OpaqueBlock, RequestParams, ToolSpec } from '../../core/types.js';
 import type { EncodeOptions } from '../types.js';
+import { EMPTY, encodeList } from '../list-body.js';
 import { asArray, asObject, asString } from '../wire-read.js';
 import type { FunctionTool, InputImage, InputItem, InputText, ReasoningInputItem, ReasoningParam, ResponsesRequest } from './wire-types.js';
 import { jsonHeaders } from '../wire-headers.js';
@@ -28,9 +29,10 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
   // `instructions` cannot carry a breakpoint: with breakpoints the system prompt is a developer item in `input`.
   const instructions = first?.role === 'system' && plan === undefined ? first.content : undefined;
   const skip = instructions === undefined ? 0 : 1;
-  const body: Partial<ResponsesRequest> = { model: req.model };
-  if (instructions !== undefined) body.instructions = instructions;
-  body.input = req.messages.flatMap((m, i) => (i < skip ? [] : plan === undefined ? encodeMessage(m, opts) : markedItems(m, i, plan, opts)));
+  // The body in two parts, the fields before `input` and those after, which go around the list.
+  const before: Partial<ResponsesRequest> = { model: req.model };
+  if (instructions !== undefined) before.instructions = instructions;
+  const body: Partial<ResponsesRequest> = {};
   if (req.tools.length > 0) body.tools = req.tools.map(encodeTool);
   const p = req.params;
   const toolChoice = toolChoiceOf(p.tool_choice);
@@ -49,16 +51,55 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
   const include = [...(route.keepReasoning === true ? [ENCRYPTED_REASONING] : []), ...(asArray(extra.include) ?? []).filter((i): i is string => typeof i === 'string')];
   if (include.length > 0) body.include = include;
   body.store = false;
-  addExtraFields(body, p, 'openai-responses');
+  addExtraFields(body, p, 'openai-responses', [...Object.keys(before), 'input']);
   if (hints.bodyKey && hints.sessionKey !== undefined) body.prompt_cache_key = hints.sessionKey;
   const mode = plan === undefined ? undefined : sentMode(hints.promptCache!, plan);
   if (mode !== undefined) body.prompt_cache_options = { mode };
   if (opts.stream) body.stream = true;
   // Not on this wire: stop, seed, presence_penalty, frequency_penalty (the API has no such fields).
-  const encoded: EncodedRequest = { path: RESPONSES_PATH, headers: jsonHeaders(route, hints), body: JSON.stringify(body) };
+
+  // Each message's items, kept from earlier requests where they can be (list-body.ts).
+  const messages = req.messages;
+  const forms = messages.map((m, i) => (i < skip ? INSTRUCTIONS : formOf(m, i, plan)));
+  const head = JSON.stringify(before);
+  const tail = JSON.stringify(body);
+  const bytes = encodeList(
+    Buffer.from(`${head.slice(0, -1)},"input":[`),
+    {
+      variant: 'openai-responses',
+      items: messages,
+      forms,
+      serialise: (i) => {
+        if (i < skip) return EMPTY;
+        const items = plan === undefined ? encodeMessage(messages[i]!, opts) : markedItems(messages[i]!, i, plan, opts);
+        return items.length === 0 ? EMPTY : Buffer.from(JSON.stringify(items).slice(1, -1));
+      },
+      lead: (_, prev) => (prev === undefined ? EMPTY : COMMA),
+    },
+    Buffer.from(tail === '{}' ? ']}' : '],' + tail.slice(1)),
+    opts,
+  );
+  const encoded: EncodedRequest = { path: RESPONSES_PATH, headers: jsonHeaders(route, hints), body: bytes };
   if (plan !== undefined && mode !== undefined) encoded.promptCache = { mode, marks: plan.marks };
   return encoded;
 }
+
+/**
+ * How a message goes, beside the route options (none shape this wire's items: reasoning of another
+ * origin was left out by the window): the leading system prompt as `instructions` (nothing in
+ * `input`) or as a developer message, a message whose last part is a breakpoint's place (`parts`),
+ * or holds one (`marked`). Its items' bytes depend on the message and this only.
+ */
+const INSTRUCTIONS = 'instructions';
+
+function formOf(m: NeutralMessage, i: number, plan: MarkPlan | undefined): string {
+  if (plan === undefined) return '';
+  const role = m.role === 'system' && i === 0 ? 'developer' : '';
+  const part = !plan.parts.has(i) ? '' : plan.marks.includes(i) ? 'marked' : 'parts';
+  return role === '' || part === '' ? role + part : `${role}:${part}`;
+}
+
+const COMMA = Buffer.from(',');
 
 /**
  * A message's items with breakpoints on: the leading system prompt as a developer message, a tool

@@ -55,7 +55,7 @@ describe('anthropic-messages encodeRequest: body', () => {
     );
     const out = encodeRequest(req, route(), noHints, opts(true));
     expect(out.path).toBe('/messages');
-    expect(out.body).toBe(
+    expect(String(out.body)).toBe(
       '{"model":"claude-sonnet-4-6","max_tokens":100,"system":[{"type":"text","text":"Be brief."}],' +
         '"tools":[{"name":"read_file","description":"Read a file","input_schema":{"type":"object","properties":{"path":{"type":"string"}}}}],' +
         '"tool_choice":{"type":"auto"},' +

@@ -41,7 +41,7 @@ describe('openai-responses encodeRequest', () => {
     );
     const out = encodeRequest(req, route({ keepReasoning: true }), { bodyKey: true, sessionKey: 'sess_7f3c', headers: {} }, opts());
     expect(out.path).toBe('/responses');
-    expect(out.body).toBe(
+    expect(String(out.body)).toBe(
       '{"model":"gpt-5.6","instructions":"<stable system prompt>","input":[' +
         '{"type":"message","role":"user","content":[{"type":"input_text","text":"Fix the bug"},{"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgo=","detail":"auto"}]},' +
         '{"type":"reasoning","summary":[{"type":"summary_text","text":"why rs_abc123"}],"encrypted_content":"enc-rs_abc123"},' +
