@@ -62,8 +62,8 @@ export interface AppDeps {
   logger?: FastifyBaseLogger;
 }
 
-/** Client body bytes kept for the next request of each conversation (their parsed values take about twice as much). */
-const BODY_MEMO_BYTES = 32 * 2 ** 20;
+/** Client body bytes kept for the next request of each conversation: one buffer, allocated at the first. */
+const BODY_MEMO_BYTES = 8 * 2 ** 20;
 
 export function buildApp(given: AppDeps): FastifyInstance {
   const deps: AppDeps = {

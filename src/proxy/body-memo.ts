@@ -21,7 +21,9 @@ const MAX_ENTRIES = 16;
 
 interface Kept {
   key: string;
+  /** The body's bytes: a view of the arena, valid while `at` and the ones after it are not written over. */
   bytes: Buffer;
+  at: number;
   layout: ArrayLayout;
   /** The body as parsed (frozen below the top level). */
   value: Record<string, unknown>;
@@ -32,8 +34,16 @@ export class BodyMemo {
   readonly #maxBytes: number;
   #kept: Kept[] = [];
   #bytes = 0;
+  /**
+   * Kept bodies are copied into one buffer of the bound's size, allocated once and written round:
+   * a client's body then dies young, where holding it until the conversation's next request got
+   * every body promoted, and the old generation held tens of MiB of them between mark-compacts
+   * (bench/RESULTS.md, Peers (d), as the wire memo's ring did; docs/decisions.md).
+   */
+  #arena: Buffer | undefined;
+  #cursor = 0;
 
-  /** `maxBytes` bounds the kept bodies' bytes (their parsed values take about twice that). */
+  /** `maxBytes` bounds the kept bodies' bytes, allocated at the first one kept. */
   constructor(maxBytes: number) {
     this.#maxBytes = Math.max(0, Math.floor(maxBytes));
   }
@@ -115,13 +125,19 @@ export class BodyMemo {
     this.#bytes -= entry.bytes.length;
   }
 
-  #keep(entry: Kept): void {
-    if (entry.bytes.length > this.#maxBytes) return;
-    this.#kept.unshift(entry);
-    this.#bytes += entry.bytes.length;
-    while (this.#kept.length > MAX_ENTRIES || this.#bytes > this.#maxBytes) {
-      this.#bytes -= this.#kept.pop()!.bytes.length;
-    }
+  /** Copies the body into the arena at its cursor; what it writes over is no longer kept. */
+  #keep(entry: Omit<Kept, 'at'>): void {
+    const n = entry.bytes.length;
+    if (n > this.#maxBytes) return;
+    this.#arena ??= Buffer.allocUnsafeSlow(this.#maxBytes);
+    if (this.#cursor + n > this.#arena.length) this.#cursor = 0;
+    const at = this.#cursor;
+    for (const k of [...this.#kept]) if (k.at < at + n && at < k.at + k.bytes.length) this.#drop(k);
+    entry.bytes.copy(this.#arena, at);
+    this.#cursor = at + n;
+    this.#kept.unshift({ ...entry, bytes: this.#arena.subarray(at, at + n), at });
+    this.#bytes += n;
+    while (this.#kept.length > MAX_ENTRIES) this.#bytes -= this.#kept.pop()!.bytes.length;
   }
 }
 

@@ -70,8 +70,9 @@ function expectSame(memo: BodyMemo, body: Buffer): unknown {
 describe('BodyMemo', () => {
   it('gives JSON.parse of the whole body whatever the client does between requests', () => {
     fc.assert(
-      fc.property(orders, fc.array(message, { maxLength: 4 }), fc.array(step, { minLength: 1, maxLength: 12 }), (order, first, steps) => {
-        const memo = new BodyMemo(1 << 24);
+      // 40 KB: two bodies at most, so the arena is written round and over what is kept.
+      fc.property(orders, fc.array(message, { maxLength: 4 }), fc.array(step, { minLength: 1, maxLength: 12 }), fc.constantFrom(1 << 20, 40 * 1024), (order, first, steps, bound) => {
+        const memo = new BodyMemo(bound);
         const state: { messages: unknown[]; param: unknown } = { messages: [SYSTEM, ...first], param: 0.5 };
         let indent = 0;
         expectSame(memo, bodyOf(order, state, indent));
@@ -89,7 +90,7 @@ describe('BodyMemo', () => {
   });
 
   it('takes the shared messages from the earlier body and parses only the new ones', () => {
-    const memo = new BodyMemo(1 << 24);
+    const memo = new BodyMemo(1 << 20);
     const messages: unknown[] = [SYSTEM, { role: 'user', content: 'one' }];
     const first = memo.parse(bodyOf(['model', 'messages'], { messages, param: 1 }, 0), 'messages') as { messages: unknown[] };
     messages.push({ role: 'assistant', content: 'two' }, { role: 'user', content: 'three' });
@@ -105,7 +106,7 @@ describe('BodyMemo', () => {
   });
 
   it('conversations under one system prompt, interleaved, each find their own earlier body', () => {
-    const memo = new BodyMemo(1 << 24);
+    const memo = new BodyMemo(1 << 20);
     const histories = Array.from({ length: 10 }, (_, c) => [SYSTEM, { role: 'user', content: `task ${c}` }, { role: 'assistant', content: `plan ${c}` }]);
     const firsts = histories.map((messages) => memo.parse(bodyOf(['model', 'messages'], { messages, param: 1 }, 0), 'messages') as { messages: unknown[] });
     histories.forEach((messages, c) => {
@@ -119,7 +120,7 @@ describe('BodyMemo', () => {
 
   it('an edit deep in the history shares only what comes before it', () => {
     // (An edit among the first three messages is parsed whole: that is where conversations are told apart.)
-    const memo = new BodyMemo(1 << 24);
+    const memo = new BodyMemo(1 << 20);
     const messages: unknown[] = [SYSTEM, { role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }, { role: 'user', content: 'c' }, { role: 'assistant', content: 'd' }];
     const first = memo.parse(bodyOf(['messages', 'model'], { messages, param: 1 }, 0), 'messages') as { messages: unknown[] };
     const edited = [...messages.slice(0, 3), { role: 'user', content: 'C' }, ...messages.slice(4)];
@@ -146,11 +147,26 @@ describe('BodyMemo', () => {
       `${head},{"role":"user","content":1e400}],"stream":true}`,
     ];
     for (const text of cases) {
-      const memo = new BodyMemo(1 << 24);
+      const memo = new BodyMemo(1 << 20);
       expectSame(memo, Buffer.from(`${head}]}`));
       expectSame(memo, Buffer.from(text));
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     }
+  });
+
+  it('a kept body written over in its arena is not used again', () => {
+    // Room for two ~18 KB bodies: the third conversation's body goes over the first's.
+    const memo = new BodyMemo(40 * 1024);
+    const histories = [0, 1, 2].map((c) => [SYSTEM, { role: 'user', content: `task ${c}` }, { role: 'assistant', content: `plan ${c}` }]);
+    const firsts = histories.map((messages) => memo.parse(bodyOf(['model', 'messages'], { messages, param: 1 }, 0), 'messages') as { messages: unknown[] });
+    const next = (c: number) => {
+      histories[c]!.push({ role: 'user', content: `go on ${c}` });
+      return memo.parse(bodyOf(['model', 'messages'], { messages: histories[c]!, param: 1 }, 0), 'messages') as { messages: unknown[] };
+    };
+    expect(next(2).messages[1]).toBe(firsts[2]!.messages[1]);
+    const zero = next(0);
+    expect(zero.messages[1]).not.toBe(firsts[0]!.messages[1]);
+    expect(zero).toEqual(JSON.parse(bodyOf(['model', 'messages'], { messages: histories[0]!, param: 1 }, 0).toString()));
   });
 
   it('keeps within its bound in bytes and drops what is small', () => {
@@ -158,7 +174,7 @@ describe('BodyMemo', () => {
     for (let i = 0; i < 20; i++) memo.parse(bodyOf(['model', 'messages'], { messages: [SYSTEM, { role: 'user', content: `conversation ${i}` }], param: 1 }, 0), 'messages');
     expect(memo.size).toBeGreaterThan(0);
     expect(memo.size).toBeLessThanOrEqual(100 * 1024);
-    const small = new BodyMemo(1 << 24);
+    const small = new BodyMemo(1 << 20);
     small.parse(Buffer.from('{"messages":[{"role":"user","content":"hi"}]}'), 'messages');
     expect(small.size).toBe(0);
   });
