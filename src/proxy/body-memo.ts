@@ -25,8 +25,9 @@ interface Kept {
   bytes: Buffer;
   at: number;
   layout: ArrayLayout;
-  /** The body as parsed (frozen below the top level). */
-  value: Record<string, unknown>;
+  /** The values of the keys before the list (`layout.before`), frozen; the body object itself is the caller's. */
+  before: readonly unknown[];
+  /** The list's parsed elements, frozen, the array too. */
   elements: readonly unknown[];
 }
 
@@ -69,10 +70,10 @@ export class BodyMemo {
   #keepWhole(bytes: Buffer, key: string, value: Record<string, unknown>): void {
     const layout = arrayLayout(bytes, key);
     const elements = value[key];
-    if (layout === undefined || !Array.isArray(elements) || elements.length !== layout.ends.length) return;
+    if (layout === undefined || layout.ends.length === 0 || !Array.isArray(elements) || elements.length !== layout.ends.length) return;
     if (Object.keys(value).some(unsafeKey)) return;
     for (const k of Object.keys(value)) deepFreeze(value[k]);
-    this.#keep({ key, bytes, layout, value, elements });
+    this.#keep({ key, bytes, layout, before: layout.before.map((k) => value[k]), elements });
   }
 
   #reuse(body: Buffer, key: string): Record<string, unknown> | undefined {
@@ -106,15 +107,16 @@ export class BodyMemo {
     if (afterKeys.some(unsafeKey)) return undefined;
     const elements = best.elements.slice(0, shared);
     for (const e of added) elements.push(deepFreeze(e));
+    Object.freeze(elements);
     const value: Record<string, unknown> = {};
-    for (const k of best.layout.before) value[k] = best.value[k];
+    best.layout.before.forEach((k, i) => (value[k] = best.before[i]));
     value[key] = elements;
     // A key written again after the list keeps its first place and takes its last value, as in JSON.parse.
     for (const k of afterKeys) value[k] = deepFreeze(after[k]);
     const layout: ArrayLayout = { before: best.layout.before, open: best.layout.open, ends: [...best.layout.ends.slice(0, shared), ...tail.ends], close: tail.close };
     // The conversation's newer body stands for it from now on.
     this.#drop(best);
-    this.#keep({ key, bytes: body, layout, value, elements });
+    this.#keep({ key, bytes: body, layout, before: best.before, elements });
     return value;
   }
 

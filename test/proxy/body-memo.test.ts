@@ -118,6 +118,30 @@ describe('BodyMemo', () => {
     });
   });
 
+  it('what the caller does to the body object it got does not reach the next request', () => {
+    const memo = new BodyMemo(1 << 20);
+    const messages: unknown[] = [SYSTEM, { role: 'user', content: 'one' }];
+    const first = memo.parse(bodyOf(['model', 'messages', 'stream'], { messages, param: 1 }, 0), 'messages') as Record<string, unknown>;
+    first.model = 'changed';
+    delete first.stream;
+    expect(() => (first.messages as unknown[]).push('x')).toThrow(TypeError);
+    messages.push({ role: 'assistant', content: 'two' });
+    const second = memo.parse(bodyOf(['model', 'messages', 'stream'], { messages, param: 1 }, 0), 'messages') as Record<string, unknown>;
+    expect(second).toEqual({ model: 'm', messages, stream: true });
+    expect(() => (second.messages as unknown[]).push('x')).toThrow(TypeError);
+    second.model = 'changed again';
+    messages.push({ role: 'user', content: 'three' });
+    expect(memo.parse(bodyOf(['model', 'messages', 'stream'], { messages, param: 1 }, 0), 'messages')).toEqual({ model: 'm', messages, stream: true });
+  });
+
+  it('a large body with an empty list is parsed, and not kept', () => {
+    const memo = new BodyMemo(1 << 20);
+    const body = Buffer.from(JSON.stringify({ model: 'm', tools: [SYSTEM], messages: [] }));
+    expect(memo.parse(body, 'messages')).toEqual(JSON.parse(body.toString()));
+    expect(memo.size).toBe(0);
+    expect(memo.parse(body, 'messages')).toEqual(JSON.parse(body.toString()));
+  });
+
   it('an edit deep in the history shares only what comes before it', () => {
     // (An edit among the first three messages is parsed whole: that is where conversations are told apart.)
     const memo = new BodyMemo(1 << 20);
