@@ -3,6 +3,7 @@
  * each its own process, under the same workloads, in rounds whose target order rotates.
  * Part of `npm run bench`; alone, printing its tables without writing RESULTS.md:
  *   node dist-bench/bench/peers.js [--workload agent,deep-1m] [--targets pipe,prefix-proxy] [--rounds N] [--cpu-prof DIR] [--quick]
+ *     [--baseline CHECKOUT] (prefix-proxy from another built checkout as the `baseline` target: a before and after in one run)
  */
 import { existsSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -79,13 +80,16 @@ export interface PeersOptions {
   /** Overrides every workload's round count. */
   rounds?: number;
   cpuProfDir?: string;
+  /** Another build's `dist/cli/main.js`, run as the `baseline` target. */
+  baseline?: string;
   log?: (line: string) => void;
 }
 
 export async function measurePeers(opts: PeersOptions = {}): Promise<WorkloadReport[]> {
   if (!existsSync(PROXY_MAIN)) throw new Error(`peers: ${PROXY_MAIN} is missing; run \`npm run build\` first`);
   const log = opts.log ?? ((line) => process.stderr.write(`peers: ${line}\n`));
-  const targets = opts.targets ?? [...TARGET_NAMES];
+  const targets = opts.targets ?? TARGET_NAMES.filter((t) => t !== 'baseline' || opts.baseline !== undefined);
+  if (targets.includes('baseline') && opts.baseline === undefined) throw new Error('peers: the baseline target needs --baseline PATH');
   const reports: WorkloadReport[] = [];
   for (const key of opts.workloads ?? WORKLOAD_KEYS) {
     const spec = WORKLOADS[key];
@@ -98,7 +102,7 @@ export async function measurePeers(opts: PeersOptions = {}): Promise<WorkloadRep
           const tag = `${key}-${round}-${name}`;
           let target: Target | undefined;
           try {
-            target = name === 'upstream' ? upstream : await startTarget(name, upstream, { cpuProfDir: opts.cpuProfDir });
+            target = name === 'upstream' ? upstream : await startTarget(name, upstream, { ...(opts.cpuProfDir === undefined ? {} : { cpuProfDir: opts.cpuProfDir }), ...(opts.baseline === undefined ? {} : { baselineMain: opts.baseline }) });
             const result = await spec.run(target, tag);
             runs[name]!.push(result);
             log(`${key} round ${round + 1}/${rounds} ${name}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, CPU ${result.cpuPerRequest.toFixed(3)} ms/req, RSS ${result.rssMb.toFixed(0)} MiB${Object.entries(result.extra).map(([k, v]) => `, ${k} ${v.toFixed(2)}`).join('')}`);
@@ -125,9 +129,9 @@ function rotate<T>(xs: readonly T[], by: number): T[] {
   return [...xs.slice(k), ...xs.slice(0, k)];
 }
 
-export function renderPeers(reports: readonly WorkloadReport[], started: Date): string[] {
+export function renderPeers(reports: readonly WorkloadReport[], started: Date, heading: string[] = ['## Peers: the upstream alone, a bare pipe, Portkey and prefix-proxy under the same load']): string[] {
   return [
-    '## Peers: the upstream alone, a bare pipe, Portkey and prefix-proxy under the same load',
+    ...heading,
     '',
     `Measured ${started.toISOString()} by bench/peers.ts; Node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}).`,
     'Every target is its own process; CPU is that process\'s user + system time from /proc over the measured requests only',
@@ -153,6 +157,7 @@ async function main(): Promise<void> {
       targets: { type: 'string' },
       rounds: { type: 'string' },
       'cpu-prof': { type: 'string' },
+      baseline: { type: 'string' },
       quick: { type: 'boolean' },
     },
   });
@@ -169,8 +174,16 @@ async function main(): Promise<void> {
     targets: list(values.targets, TARGET_NAMES, 'target'),
     ...(values.rounds === undefined ? {} : { rounds: Number(values.rounds) }),
     ...(values['cpu-prof'] === undefined ? {} : { cpuProfDir: resolve(values['cpu-prof']) }),
+    ...(values.baseline === undefined ? {} : { baseline: baselineMain(values.baseline) }),
   });
   process.stdout.write(renderPeers(reports, started).join('\n') + '\n');
+}
+
+/** `--baseline` names a checkout (built) or its `dist/cli/main.js`. */
+export function baselineMain(path: string): string {
+  const main = path.endsWith('.js') ? resolve(path) : resolve(path, 'dist', 'cli', 'main.js');
+  if (!existsSync(main)) throw new Error(`peers: ${main} is missing; build that checkout first (npm run build)`);
+  return main;
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await main();

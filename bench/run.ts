@@ -3,11 +3,13 @@
  * The machine is shared and noisy: figures are medians, and comparisons are ratios measured in
  * the same run. `npm run bench -- --only peers,window` measures only the sections named and puts
  * them in place of their old text in RESULTS.md, keeping the others; `--drop-caches` drops the page
- * cache before each startup measurement (root only); `--minutes N` sets how long the soak runs (10).
+ * cache before each startup measurement (root only); `--minutes N` sets how long the soak runs (10);
+ * `--baseline CHECKOUT` adds the peers-baseline section (prefix-proxy from another built checkout beside this one).
  */
+import { execFileSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SONNET, measureAnthropicCache } from './anthropic-cache.js';
 import { measureCache, measureSharedCache } from './cache.js';
@@ -15,7 +17,7 @@ import { measureEncode } from './encode.js';
 import { foldsSection } from './folds.js';
 import { longSessionSection } from './long-session.js';
 import { measureOverhead } from './overhead.js';
-import { measurePeers, renderPeers } from './peers.js';
+import { baselineMain, measurePeers, renderPeers } from './peers.js';
 import { measureReplicas, renderReplicas } from './replicas.js';
 import { sessionFilesSection } from './session-files.js';
 import { logGrowthSection, liveMemorySection, startupSection, type Line } from './session-sections.js';
@@ -25,7 +27,7 @@ import { measureTracing } from './tracing.js';
 import { measureWindowCost } from './window-cost.js';
 
 const { values: flags } = parseArgs({
-  options: { only: { type: 'string' }, 'drop-caches': { type: 'boolean', default: false }, minutes: { type: 'string', default: '10' } },
+  options: { only: { type: 'string' }, 'drop-caches': { type: 'boolean', default: false }, minutes: { type: 'string', default: '10' }, baseline: { type: 'string' } },
 });
 
 /** Each section writes its text and says whether it kept its budget (false fails the run). */
@@ -43,6 +45,7 @@ const SECTIONS: Record<string, (line: Line) => Promise<boolean>> = {
   'live-memory': liveMemorySection,
   'session-files': sessionFilesSection,
   peers: peersSection,
+  'peers-baseline': peersBaselineSection,
   replicas: async (line) => {
     for (const l of renderReplicas(await measureReplicas())) line(l);
     return true;
@@ -178,6 +181,36 @@ async function tracingSection(line: Line): Promise<boolean> {
 }
 
 /** The peers report their targets met or not in their text; a target missed does not fail the run. */
+/**
+ * `--baseline CHECKOUT`: the peers' workloads with prefix-proxy from another built checkout beside
+ * this one and the pipe, in the same rounds: what a change did, measured side by side. Run only
+ * when a baseline is given.
+ */
+async function peersBaselineSection(line: Line): Promise<boolean> {
+  if (flags.baseline === undefined) throw new Error('bench: the peers-baseline section needs --baseline CHECKOUT');
+  const main = baselineMain(flags.baseline);
+  const rev = gitRev(dirname(dirname(dirname(main))));
+  const started = new Date();
+  const reports = await measurePeers({ targets: ['pipe', 'baseline', 'prefix-proxy'], baseline: main });
+  const heading = [
+    '## Peers: prefix-proxy against its baseline build, side by side',
+    '',
+    `"prefix-proxy, baseline build" is \`${rev}\`, built in another checkout and run as \`proxy serve\` the same way; the runs below`,
+    'interleave it with this build and the bare pipe in every round. The Targets lines judge this build.',
+  ];
+  for (const l of renderPeers(reports, started, heading)) line(l);
+  return true;
+}
+
+/** The checkout's commit, for naming a baseline; its path when it is not a git checkout. */
+function gitRev(root: string): string {
+  try {
+    return execFileSync('git', ['-C', root, 'log', '-1', '--format=%h %s'], { encoding: 'utf8' }).trim().slice(0, 100);
+  } catch {
+    return root;
+  }
+}
+
 async function peersSection(line: Line): Promise<boolean> {
   const started = new Date();
   for (const l of renderPeers(await measurePeers(), started)) line(l);
@@ -197,7 +230,7 @@ function mergeSection(doc: string, name: string, text: string): string {
 }
 
 async function main(): Promise<void> {
-  const names = flags.only?.split(',').map((n) => n.trim()).filter((n) => n !== '') ?? Object.keys(SECTIONS);
+  const names = flags.only?.split(',').map((n) => n.trim()).filter((n) => n !== '') ?? Object.keys(SECTIONS).filter((n) => n !== 'peers-baseline' || flags.baseline !== undefined);
   for (const name of names) if (!Object.hasOwn(SECTIONS, name)) throw new Error(`bench: unknown section "${name}" (one of ${Object.keys(SECTIONS).join(', ')})`);
   const file = join(import.meta.dirname, '..', '..', 'bench', 'RESULTS.md');
   const started = new Date();

@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PORTKEY_VERSION, portkeyEntry } from './portkey.js';
 
-export const TARGET_NAMES = ['upstream', 'pipe', 'portkey', 'prefix-proxy'] as const;
+/** `baseline` is prefix-proxy from another build (`--baseline`), for a before and after in one run. */
+export const TARGET_NAMES = ['upstream', 'pipe', 'portkey', 'prefix-proxy', 'baseline'] as const;
 export type TargetName = (typeof TARGET_NAMES)[number];
 
 export const TARGET_LABELS: Record<TargetName, string> = {
@@ -18,6 +19,7 @@ export const TARGET_LABELS: Record<TargetName, string> = {
   pipe: 'bare pipe',
   portkey: `Portkey ${PORTKEY_VERSION}`,
   'prefix-proxy': 'prefix-proxy',
+  baseline: 'prefix-proxy, baseline build',
 };
 
 export interface Target {
@@ -36,6 +38,8 @@ export interface Target {
 export interface StartOptions {
   /** Where prefix-proxy writes a .cpuprofile on exit; absent: no profile. */
   cpuProfDir?: string;
+  /** The baseline's `dist/cli/main.js` (another checkout, built). */
+  baselineMain?: string;
 }
 
 /** This checkout's bench folder once compiled (dist-bench/bench) and the repository root. */
@@ -67,10 +71,14 @@ export async function startTarget(name: Exclude<TargetName, 'upstream'>, upstrea
       headers: { 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${up}/v1`, authorization: 'Bearer x' },
     });
   }
-  return startPrefixProxy(up, opts);
+  if (name === 'baseline') {
+    if (opts.baselineMain === undefined) throw new Error('peers: the baseline target needs --baseline');
+    return startPrefixProxy(up, opts, 'baseline', opts.baselineMain);
+  }
+  return startPrefixProxy(up, opts, 'prefix-proxy', PROXY_MAIN);
 }
 
-async function startPrefixProxy(upstreamOrigin: string, opts: StartOptions): Promise<Target> {
+async function startPrefixProxy(upstreamOrigin: string, opts: StartOptions, name: 'prefix-proxy' | 'baseline', main: string): Promise<Target> {
   const dir = await mkdtemp(join(tmpdir(), 'prefix-proxy-bench-peers-'));
   const config = join(dir, 'config.toml');
   // One route to the fake upstream, large enough that no request is trimmed or elided (the
@@ -95,9 +103,9 @@ cache_control = "off"
 max_live = 2000
 `);
   const prof = opts.cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`];
-  const child = spawn(process.execPath, [...prof, PROXY_MAIN, 'serve', '--config', config, '--data-dir', join(dir, 'data'), '--port', '0'], childOptions());
-  const port = Number((await waitFor(child, /listening on http:\/\/127\.0\.0\.1:(\d+)\/v1/, 'prefix-proxy'))[1]);
-  const t = target('prefix-proxy', child, port, { model: 'peers', headers: { authorization: 'Bearer x' } });
+  const child = spawn(process.execPath, [...prof, main, 'serve', '--config', config, '--data-dir', join(dir, 'data'), '--port', '0'], childOptions());
+  const port = Number((await waitFor(child, /listening on http:\/\/127\.0\.0\.1:(\d+)\/v1/, name))[1]);
+  const t = target(name, child, port, { model: 'peers', headers: { authorization: 'Bearer x' } });
   return { ...t, stop: async () => { await t.stop(); await rm(dir, { recursive: true, force: true }); } };
 }
 
