@@ -114,8 +114,10 @@ export class BodyMemo {
     // A key written again after the list keeps its first place and takes its last value, as in JSON.parse.
     for (const k of afterKeys) value[k] = deepFreeze(after[k]);
     const layout: ArrayLayout = { before: best.layout.before, open: best.layout.open, ends: [...best.layout.ends.slice(0, shared), ...tail.ends], close: tail.close };
-    // The conversation's newer body stands for it from now on.
-    this.#drop(best);
+    // A body that repeats all of a kept one extends it: the conversation's newer body stands for
+    // it from now on. One that shares less may be another conversation under the same prompt,
+    // whose own next body still needs its entry.
+    if (shared === best.layout.ends.length) this.#drop(best);
     this.#keep({ key, bytes: body, layout, before: best.before, elements });
     return value;
   }

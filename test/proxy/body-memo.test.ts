@@ -105,6 +105,19 @@ describe('BodyMemo', () => {
     }).toThrow(TypeError);
   });
 
+  it('a conversation that shares only the prompt with a kept body leaves that body kept', () => {
+    const memo = new BodyMemo(1 << 20);
+    // The same first messages, then each its own: the second borrows the first's prompt.
+    const a: unknown[] = [SYSTEM, { role: 'user', content: 'same start' }, { role: 'assistant', content: 'same reply' }, { role: 'user', content: 'task a' }];
+    const b: unknown[] = [SYSTEM, { role: 'user', content: 'same start' }, { role: 'assistant', content: 'same reply' }, { role: 'user', content: 'task b' }];
+    const firstA = memo.parse(bodyOf(['model', 'messages'], { messages: a, param: 1 }, 0), 'messages') as { messages: unknown[] };
+    const firstB = memo.parse(bodyOf(['model', 'messages'], { messages: b, param: 1 }, 0), 'messages') as { messages: unknown[] };
+    expect(firstB.messages[0]).toBe(firstA.messages[0]);
+    a.push({ role: 'assistant', content: 'on a' });
+    const nextA = memo.parse(bodyOf(['model', 'messages'], { messages: a, param: 1 }, 0), 'messages') as { messages: unknown[] };
+    expect(nextA.messages[3]).toBe(firstA.messages[3]);
+  });
+
   it('conversations under one system prompt, interleaved, each find their own earlier body', () => {
     const memo = new BodyMemo(1 << 20);
     const histories = Array.from({ length: 10 }, (_, c) => [SYSTEM, { role: 'user', content: `task ${c}` }, { role: 'assistant', content: `plan ${c}` }]);
