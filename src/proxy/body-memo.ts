@@ -14,21 +14,35 @@
  */
 import { arrayLayout, scanElements, type ArrayLayout } from '../core/json-scan.js';
 
-/** Smaller bodies parse in well under the time a comparison with kept ones would save. */
-const MIN_BYTES = 16 * 1024;
+/**
+ * Smaller bodies parse in under 0.15 ms, which keeping them (a scan, a freeze, a copy) and
+ * reading them back would not save (bench/RESULTS.md, Peers (a): at 16 KB the agent load spent more).
+ */
+const MIN_BYTES = 64 * 1024;
 /** Kept bodies, most recent first: enough for the conversations active at once. */
 const MAX_ENTRIES = 16;
+
+/** Where a kept body's list elements end and what they parsed to, frozen: made at its first reuse. */
+interface Laid {
+  layout: ArrayLayout;
+  /** The values of the keys before the list (`layout.before`). */
+  before: readonly unknown[];
+  /** The list's parsed elements, the array frozen too. */
+  elements: readonly unknown[];
+}
 
 interface Kept {
   key: string;
   /** The body's bytes: a view of the arena, valid while `at` and the ones after it are not written over. */
   bytes: Buffer;
   at: number;
-  layout: ArrayLayout;
-  /** The values of the keys before the list (`layout.before`), frozen; the body object itself is the caller's. */
-  before: readonly unknown[];
-  /** The list's parsed elements, frozen, the array too. */
-  elements: readonly unknown[];
+  /**
+   * The body as parsed, until `laid` is made from it; a body kept after a whole parse is neither
+   * scanned nor frozen until a later one repeats at least half of it (a client that drops its
+   * oldest messages never pays for that).
+   */
+  value: Record<string, unknown> | undefined;
+  laid: Laid | undefined;
 }
 
 export class BodyMemo {
@@ -68,30 +82,61 @@ export class BodyMemo {
   }
 
   #keepWhole(bytes: Buffer, key: string, value: Record<string, unknown>): void {
-    const layout = arrayLayout(bytes, key);
-    const elements = value[key];
-    if (layout === undefined || layout.ends.length === 0 || !Array.isArray(elements) || elements.length !== layout.ends.length) return;
-    if (Object.keys(value).some(unsafeKey)) return;
-    for (const k of Object.keys(value)) deepFreeze(value[k]);
-    this.#keep({ key, bytes, layout, before: layout.before.map((k) => value[k]), elements });
+    const list = value[key];
+    if (!Array.isArray(list) || list.length === 0 || Object.keys(value).some(unsafeKey)) return;
+    // The caller's object and list are its own: what it sets or deletes there is not the body's.
+    this.#keep({ key, bytes, value: { ...value, [key]: [...list] }, laid: undefined });
+  }
+
+  /** The kept body's layout, made (scanned, its values frozen) the first time it is asked for. */
+  #laid(k: Kept): Laid | undefined {
+    if (k.laid !== undefined || k.value === undefined) return k.laid;
+    const value = k.value;
+    k.value = undefined;
+    const layout = arrayLayout(k.bytes, k.key);
+    const elements = value[k.key];
+    if (layout === undefined || layout.ends.length === 0 || !Array.isArray(elements) || elements.length !== layout.ends.length) {
+      this.#drop(k);
+      return undefined;
+    }
+    // Shared with later requests from now on.
+    for (const name of Object.keys(value)) deepFreeze(value[name]);
+    k.laid = { layout, before: layout.before.map((name) => value[name]), elements };
+    return k.laid;
+  }
+
+  /** The kept body sharing the most elements with this one, and how many. */
+  #best(body: Buffer, key: string): { kept: Kept; laid: Laid; shared: number } | undefined {
+    let best: { kept: Kept; laid: Laid; shared: number } | undefined;
+    for (const k of [...this.#kept]) {
+      if (k.key !== key) continue;
+      let laid = k.laid;
+      if (laid !== undefined) {
+        // Another conversation under the same system prompt and tools differs from this body by its
+        // first messages: a short look there spares comparing the long head they share.
+        if (!sameBytesBefore(body, k, laid.layout, laid.layout.ends[Math.min(PROBE_ELEMENT, laid.layout.ends.length - 1)]!)) continue;
+      } else {
+        // Not laid out yet: worth it only for a body that repeats at least half of this one.
+        if (firstDifference(body, k.bytes, Math.min(body.length, k.bytes.length)) * 2 < body.length) continue;
+        laid = this.#laid(k);
+        if (laid === undefined) continue;
+      }
+      const n = sharedElements(body, k.bytes, laid.layout);
+      if (n > (best?.shared ?? 0)) {
+        best = { kept: k, laid, shared: n };
+        if (n === laid.layout.ends.length) break;
+      }
+    }
+    return best;
   }
 
   #reuse(body: Buffer, key: string): Record<string, unknown> | undefined {
-    let best: Kept | undefined;
-    let shared = 0;
-    for (const k of this.#kept) {
-      // Another conversation under the same system prompt and tools differs from this body by its
-      // first messages: a short look there spares comparing the long head they share.
-      if (k.key !== key || !sameBytesBefore(body, k, k.layout.ends[Math.min(PROBE_ELEMENT, k.layout.ends.length - 1)]!)) continue;
-      const n = sharedElements(body, k);
-      if (n > shared) {
-        best = k;
-        shared = n;
-        if (n === k.layout.ends.length) break;
-      }
-    }
-    if (best === undefined) return undefined;
-    const from = best.layout.ends[shared - 1]!;
+    const found = this.#best(body, key);
+    // Sharing less than half the body (a client that drops its oldest messages, another conversation
+    // under the same prompt), the pieces would cost more than one parse of the whole.
+    if (found === undefined || found.laid.layout.ends[found.shared - 1]! * 2 < body.length) return undefined;
+    const { kept, laid, shared } = found;
+    const from = laid.layout.ends[shared - 1]!;
     const tail = scanElements(body, from, false);
     if (tail === undefined) return undefined;
     let added: unknown[];
@@ -105,20 +150,20 @@ export class BodyMemo {
     if (added.length !== tail.ends.length || !isPlainObject(after)) return undefined;
     const afterKeys = Object.keys(after);
     if (afterKeys.some(unsafeKey)) return undefined;
-    const elements = best.elements.slice(0, shared);
+    const elements = laid.elements.slice(0, shared);
     for (const e of added) elements.push(deepFreeze(e));
     Object.freeze(elements);
     const value: Record<string, unknown> = {};
-    best.layout.before.forEach((k, i) => (value[k] = best.before[i]));
+    laid.layout.before.forEach((k, i) => (value[k] = laid.before[i]));
     value[key] = elements;
     // A key written again after the list keeps its first place and takes its last value, as in JSON.parse.
     for (const k of afterKeys) value[k] = deepFreeze(after[k]);
-    const layout: ArrayLayout = { before: best.layout.before, open: best.layout.open, ends: [...best.layout.ends.slice(0, shared), ...tail.ends], close: tail.close };
+    const layout: ArrayLayout = { before: laid.layout.before, open: laid.layout.open, ends: [...laid.layout.ends.slice(0, shared), ...tail.ends], close: tail.close };
     // A body that repeats all of a kept one extends it: the conversation's newer body stands for
     // it from now on. One that shares less may be another conversation under the same prompt,
     // whose own next body still needs its entry.
-    if (shared === best.layout.ends.length) this.#drop(best);
-    this.#keep({ key, bytes: body, layout, before: best.before, elements });
+    if (shared === laid.layout.ends.length) this.#drop(kept);
+    this.#keep({ key, bytes: body, value: undefined, laid: { layout, before: laid.before, elements } });
     return value;
   }
 
@@ -150,19 +195,19 @@ const PROBE_ELEMENT = 2;
 const PROBE_BYTES = 256;
 
 /** Whether the body has the kept body's bytes just before `end` (a cheap "maybe the same conversation"). */
-function sameBytesBefore(body: Buffer, kept: Kept, end: number): boolean {
+function sameBytesBefore(body: Buffer, kept: Kept, layout: ArrayLayout, end: number): boolean {
   if (end > body.length) return false;
-  const from = Math.max(kept.layout.open, end - PROBE_BYTES);
+  const from = Math.max(layout.open, end - PROBE_BYTES);
   return body.compare(kept.bytes, from, end, from, end) === 0;
 }
 
 /** How many of the kept body's elements the body repeats byte for byte, with everything before them. */
-function sharedElements(body: Buffer, kept: Kept): number {
-  const ends = kept.layout.ends;
+function sharedElements(body: Buffer, bytes: Buffer, layout: ArrayLayout): number {
+  const ends = layout.ends;
   if (ends.length === 0) return 0;
   const limit = Math.min(body.length, ends[ends.length - 1]!);
-  if (limit <= kept.layout.open) return 0;
-  const differs = firstDifference(body, kept.bytes, limit);
+  if (limit <= layout.open) return 0;
+  const differs = firstDifference(body, bytes, limit);
   // Elements whose last byte comes before the first difference.
   let lo = 0;
   let hi = ends.length;

@@ -10,7 +10,7 @@ import { arrayLayout } from '../../src/core/json-scan.js';
 import { BodyMemo } from '../../src/proxy/body-memo.js';
 
 /** Past the memo's lower bound, so every body here takes the shortcut's path. */
-const SYSTEM = { role: 'system', content: `You are an agent. ${'Follow the rules. '.repeat(1000)}` };
+const SYSTEM = { role: 'system', content: `You are an agent. ${'Follow the rules. '.repeat(4000)}` };
 
 /** Texts that a scanner could mistake for structure. */
 const tricky = fc.constantFrom('"', '\\', '\\"', '],"x":[', '},{', ',', '\u0000', 'é', '😀', '\n', '[[', '"]', '\\\\"', '{"messages":[1]}');
@@ -70,8 +70,8 @@ function expectSame(memo: BodyMemo, body: Buffer): unknown {
 describe('BodyMemo', () => {
   it('gives JSON.parse of the whole body whatever the client does between requests', () => {
     fc.assert(
-      // 40 KB: two bodies at most, so the arena is written round and over what is kept.
-      fc.property(orders, fc.array(message, { maxLength: 4 }), fc.array(step, { minLength: 1, maxLength: 12 }), fc.constantFrom(1 << 20, 40 * 1024), (order, first, steps, bound) => {
+      // 160 KB: two bodies at most, so the arena is written round and over what is kept.
+      fc.property(orders, fc.array(message, { maxLength: 4 }), fc.array(step, { minLength: 1, maxLength: 12 }), fc.constantFrom(1 << 20, 160 * 1024), (order, first, steps, bound) => {
         const memo = new BodyMemo(bound);
         const state: { messages: unknown[]; param: unknown } = { messages: [SYSTEM, ...first], param: 0.5 };
         let indent = 0;
@@ -137,7 +137,7 @@ describe('BodyMemo', () => {
     const first = memo.parse(bodyOf(['model', 'messages', 'stream'], { messages, param: 1 }, 0), 'messages') as Record<string, unknown>;
     first.model = 'changed';
     delete first.stream;
-    expect(() => (first.messages as unknown[]).push('x')).toThrow(TypeError);
+    (first.messages as unknown[]).push('x');
     messages.push({ role: 'assistant', content: 'two' });
     const second = memo.parse(bodyOf(['model', 'messages', 'stream'], { messages, param: 1 }, 0), 'messages') as Record<string, unknown>;
     expect(second).toEqual({ model: 'm', messages, stream: true });
@@ -192,8 +192,8 @@ describe('BodyMemo', () => {
   });
 
   it('a kept body written over in its arena is not used again', () => {
-    // Room for two ~18 KB bodies: the third conversation's body goes over the first's.
-    const memo = new BodyMemo(40 * 1024);
+    // Room for two ~72 KB bodies: the third conversation's body goes over the first's.
+    const memo = new BodyMemo(160 * 1024);
     const histories = [0, 1, 2].map((c) => [SYSTEM, { role: 'user', content: `task ${c}` }, { role: 'assistant', content: `plan ${c}` }]);
     const firsts = histories.map((messages) => memo.parse(bodyOf(['model', 'messages'], { messages, param: 1 }, 0), 'messages') as { messages: unknown[] });
     const next = (c: number) => {
@@ -207,10 +207,10 @@ describe('BodyMemo', () => {
   });
 
   it('keeps within its bound in bytes and drops what is small', () => {
-    const memo = new BodyMemo(100 * 1024);
+    const memo = new BodyMemo(200 * 1024);
     for (let i = 0; i < 20; i++) memo.parse(bodyOf(['model', 'messages'], { messages: [SYSTEM, { role: 'user', content: `conversation ${i}` }], param: 1 }, 0), 'messages');
     expect(memo.size).toBeGreaterThan(0);
-    expect(memo.size).toBeLessThanOrEqual(100 * 1024);
+    expect(memo.size).toBeLessThanOrEqual(200 * 1024);
     const small = new BodyMemo(1 << 20);
     small.parse(Buffer.from('{"messages":[{"role":"user","content":"hi"}]}'), 'messages');
     expect(small.size).toBe(0);
