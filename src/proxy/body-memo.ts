@@ -15,10 +15,12 @@
 import { arrayLayout, scanElements, type ArrayLayout } from '../core/json-scan.js';
 
 /**
- * Smaller bodies parse in under 0.15 ms, which keeping them (a scan, a freeze, a copy) and
- * reading them back would not save (bench/RESULTS.md, Peers (a): at 16 KB the agent load spent more).
+ * Smaller bodies parse in under ~0.6 ms, which keeping them (a copy, then a scan and a freeze) and
+ * reading them back does not save unless the conversation goes on for long: with a 16 KB floor
+ * the peers bench's agent load spent more CPU than before the parser, and with 64 KB its 1,000
+ * short conversations (d) spent 15% more CPU and 20-50 MiB more RSS (docs/decisions.md).
  */
-const MIN_BYTES = 64 * 1024;
+const MIN_BYTES = 256 * 1024;
 /** Kept bodies, most recent first: enough for the conversations active at once. */
 const MAX_ENTRIES = 16;
 

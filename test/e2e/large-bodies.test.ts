@@ -1,6 +1,6 @@
 /**
  * Large bodies through the body parser's shortcut (src/proxy/body-memo.ts), with the official
- * `openai` client: conversations past its 64 KB floor, run at once, that resend their history as
+ * `openai` client: conversations past its 256 KB floor, run at once, that resend their history as
  * it was, with its messages' keys in another order, or with an early message edited. Whatever
  * part a body shares with an earlier one, each request is read as the whole body says: the log
  * holds each message once, an edit is one rewrite, and every request replays to its digest.
@@ -29,10 +29,12 @@ function result(t: string, turn: number, kb: number): string {
 
 type Style = 'as-sent' | 'reordered' | 'edited';
 
-/** 10 turns, each adding a ~14 KB file (bodies pass the parser's 64 KB floor by turn 5); from turn 5 on, the client changes how it resends its history. */
+/** 10 turns, each adding a ~6 KB file; from turn 5 on, the client changes how it resends its history. */
 async function converse(style: Style): Promise<{ t: string; replies: string[] }> {
   const t = tag(`large-${style}`);
-  const history: Message[] = [{ role: 'system', content: `${t} You are a coding agent.` }, { role: 'user', content: `${t} read the files` }];
+  // A long system prompt (~240 KB, as a coding agent's prompt and pasted rules can be) puts every
+  // body past the parser's 256 KB floor from the third request on, within the model's context.
+  const history: Message[] = [{ role: 'system', content: `${t} You are a coding agent.\n${result(t, -1, 240)}` }, { role: 'user', content: `${t} read the files` }];
   const replies: string[] = [];
   for (let turn = 0; turn < 10; turn++) {
     let sent = history;
@@ -49,7 +51,7 @@ async function converse(style: Style): Promise<{ t: string; replies: string[] }>
     replies.push(reply);
     // The reply as it came, then the file it asked for, pasted in.
     history.push({ role: 'assistant', content: reply });
-    history.push({ role: 'user', content: `here is f${turn}.ts:\n${result(t, turn, 14)}` });
+    history.push({ role: 'user', content: `here is f${turn}.ts:\n${result(t, turn, 6)}` });
   }
   return { t, replies };
 }

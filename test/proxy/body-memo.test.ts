@@ -10,7 +10,7 @@ import { arrayLayout } from '../../src/core/json-scan.js';
 import { BodyMemo } from '../../src/proxy/body-memo.js';
 
 /** Past the memo's lower bound, so every body here takes the shortcut's path. */
-const SYSTEM = { role: 'system', content: `You are an agent. ${'Follow the rules. '.repeat(4000)}` };
+const SYSTEM = { role: 'system', content: `You are an agent. ${'Follow the rules. '.repeat(15000)}` };
 
 /** Texts that a scanner could mistake for structure. */
 const tricky = fc.constantFrom('"', '\\', '\\"', '],"x":[', '},{', ',', '\u0000', 'é', '😀', '\n', '[[', '"]', '\\\\"', '{"messages":[1]}');
@@ -70,8 +70,8 @@ function expectSame(memo: BodyMemo, body: Buffer): unknown {
 describe('BodyMemo', () => {
   it('gives JSON.parse of the whole body whatever the client does between requests', () => {
     fc.assert(
-      // 160 KB: two bodies at most, so the arena is written round and over what is kept.
-      fc.property(orders, fc.array(message, { maxLength: 4 }), fc.array(step, { minLength: 1, maxLength: 12 }), fc.constantFrom(1 << 20, 160 * 1024), (order, first, steps, bound) => {
+      // 600 KB: two bodies at most, so the arena is written round and over what is kept.
+      fc.property(orders, fc.array(message, { maxLength: 4 }), fc.array(step, { minLength: 1, maxLength: 12 }), fc.constantFrom(1 << 21, 600 * 1024), (order, first, steps, bound) => {
         const memo = new BodyMemo(bound);
         const state: { messages: unknown[]; param: unknown } = { messages: [SYSTEM, ...first], param: 0.5 };
         let indent = 0;
@@ -90,7 +90,7 @@ describe('BodyMemo', () => {
   });
 
   it('takes the shared messages from the earlier body and parses only the new ones', () => {
-    const memo = new BodyMemo(1 << 20);
+    const memo = new BodyMemo(1 << 21);
     const messages: unknown[] = [SYSTEM, { role: 'user', content: 'one' }];
     const first = memo.parse(bodyOf(['model', 'messages'], { messages, param: 1 }, 0), 'messages') as { messages: unknown[] };
     messages.push({ role: 'assistant', content: 'two' }, { role: 'user', content: 'three' });
@@ -106,7 +106,7 @@ describe('BodyMemo', () => {
   });
 
   it('a conversation that shares only the prompt with a kept body leaves that body kept', () => {
-    const memo = new BodyMemo(1 << 20);
+    const memo = new BodyMemo(1 << 21);
     // The same first messages, then each its own: the second borrows the first's prompt.
     const a: unknown[] = [SYSTEM, { role: 'user', content: 'same start' }, { role: 'assistant', content: 'same reply' }, { role: 'user', content: 'task a' }];
     const b: unknown[] = [SYSTEM, { role: 'user', content: 'same start' }, { role: 'assistant', content: 'same reply' }, { role: 'user', content: 'task b' }];
@@ -119,7 +119,7 @@ describe('BodyMemo', () => {
   });
 
   it('conversations under one system prompt, interleaved, each find their own earlier body', () => {
-    const memo = new BodyMemo(1 << 20);
+    const memo = new BodyMemo(1 << 23);
     const histories = Array.from({ length: 10 }, (_, c) => [SYSTEM, { role: 'user', content: `task ${c}` }, { role: 'assistant', content: `plan ${c}` }]);
     const firsts = histories.map((messages) => memo.parse(bodyOf(['model', 'messages'], { messages, param: 1 }, 0), 'messages') as { messages: unknown[] });
     histories.forEach((messages, c) => {
@@ -132,7 +132,7 @@ describe('BodyMemo', () => {
   });
 
   it('what the caller does to the body object it got does not reach the next request', () => {
-    const memo = new BodyMemo(1 << 20);
+    const memo = new BodyMemo(1 << 21);
     const messages: unknown[] = [SYSTEM, { role: 'user', content: 'one' }];
     const first = memo.parse(bodyOf(['model', 'messages', 'stream'], { messages, param: 1 }, 0), 'messages') as Record<string, unknown>;
     first.model = 'changed';
@@ -148,7 +148,7 @@ describe('BodyMemo', () => {
   });
 
   it('a large body with an empty list is parsed, and not kept', () => {
-    const memo = new BodyMemo(1 << 20);
+    const memo = new BodyMemo(1 << 21);
     const body = Buffer.from(JSON.stringify({ model: 'm', tools: [SYSTEM], messages: [] }));
     expect(memo.parse(body, 'messages')).toEqual(JSON.parse(body.toString()));
     expect(memo.size).toBe(0);
@@ -157,7 +157,7 @@ describe('BodyMemo', () => {
 
   it('an edit deep in the history shares only what comes before it', () => {
     // (An edit among the first three messages is parsed whole: that is where conversations are told apart.)
-    const memo = new BodyMemo(1 << 20);
+    const memo = new BodyMemo(1 << 21);
     const messages: unknown[] = [SYSTEM, { role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }, { role: 'user', content: 'c' }, { role: 'assistant', content: 'd' }];
     const first = memo.parse(bodyOf(['messages', 'model'], { messages, param: 1 }, 0), 'messages') as { messages: unknown[] };
     const edited = [...messages.slice(0, 3), { role: 'user', content: 'C' }, ...messages.slice(4)];
@@ -184,7 +184,7 @@ describe('BodyMemo', () => {
       `${head},{"role":"user","content":1e400}],"stream":true}`,
     ];
     for (const text of cases) {
-      const memo = new BodyMemo(1 << 20);
+      const memo = new BodyMemo(1 << 21);
       expectSame(memo, Buffer.from(`${head}]}`));
       expectSame(memo, Buffer.from(text));
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();
@@ -192,8 +192,8 @@ describe('BodyMemo', () => {
   });
 
   it('a kept body written over in its arena is not used again', () => {
-    // Room for two ~72 KB bodies: the third conversation's body goes over the first's.
-    const memo = new BodyMemo(160 * 1024);
+    // Room for two ~270 KB bodies: the third conversation's body goes over the first's.
+    const memo = new BodyMemo(600 * 1024);
     const histories = [0, 1, 2].map((c) => [SYSTEM, { role: 'user', content: `task ${c}` }, { role: 'assistant', content: `plan ${c}` }]);
     const firsts = histories.map((messages) => memo.parse(bodyOf(['model', 'messages'], { messages, param: 1 }, 0), 'messages') as { messages: unknown[] });
     const next = (c: number) => {
@@ -207,11 +207,11 @@ describe('BodyMemo', () => {
   });
 
   it('keeps within its bound in bytes and drops what is small', () => {
-    const memo = new BodyMemo(200 * 1024);
+    const memo = new BodyMemo(700 * 1024);
     for (let i = 0; i < 20; i++) memo.parse(bodyOf(['model', 'messages'], { messages: [SYSTEM, { role: 'user', content: `conversation ${i}` }], param: 1 }, 0), 'messages');
     expect(memo.size).toBeGreaterThan(0);
-    expect(memo.size).toBeLessThanOrEqual(200 * 1024);
-    const small = new BodyMemo(1 << 20);
+    expect(memo.size).toBeLessThanOrEqual(700 * 1024);
+    const small = new BodyMemo(1 << 21);
     small.parse(Buffer.from('{"messages":[{"role":"user","content":"hi"}]}'), 'messages');
     expect(small.size).toBe(0);
   });
