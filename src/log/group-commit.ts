@@ -12,8 +12,7 @@
  * The first I/O error poisons the writer: every pending and later `sync()` rejects with it and
  * later `write`s throw it. The bytes on disk are then unknown; the next open repairs a torn tail.
  */
-import fs from 'node:fs';
-import type { Durable } from './raw-file.js';
+import { writeFully, type Durable } from './raw-file.js';
 
 interface Waiter {
   /** Durable once `synced >= target`. */
@@ -139,15 +138,9 @@ export class GroupCommitWriter {
     const total = this.#queued;
     this.#queue = [];
     this.#queued = 0;
-    const buf = parts.length === 1 ? parts[0]! : Buffer.concat(parts, total);
-    let done = 0;
-    // A regular file may accept less than asked (disk full, signal); write the rest.
-    while (done < total) {
-      const bytesWritten = fs.writeSync(this.#fh.fd, buf, done, total - done, null);
-      if (bytesWritten === 0) throw new Error('write accepted 0 bytes');
-      done += bytesWritten;
-      this.#written += bytesWritten;
-    }
+    writeFully(this.#fh.fd, parts.length === 1 ? parts[0]! : Buffer.concat(parts, total));
+    // A failed write poisons the writer: what it counted then no longer matters.
+    this.#written += total;
   }
 
   #settle(): void {

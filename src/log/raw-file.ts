@@ -45,15 +45,8 @@ export class RawFile implements Durable {
     return fsyncAsync(this.fd);
   }
 
-  /** Writes all of `data` at the end of the page cache's copy; throws on a short write of nothing. */
   writeAll(data: Buffer | string): void {
-    const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-    let done = 0;
-    while (done < buf.length) {
-      const n = fs.writeSync(this.fd, buf, done, buf.length - done, null);
-      if (n === 0) throw new Error('write accepted 0 bytes');
-      done += n;
-    }
+    writeFully(this.fd, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
   }
 
   /** Idempotent. */
@@ -62,6 +55,20 @@ export class RawFile implements Durable {
     const fd = this.#fd;
     this.#fd = -1;
     fs.closeSync(fd);
+  }
+}
+
+/**
+ * Writes all of `buf` at the descriptor's position, synchronously (into the page cache). A
+ * regular file may accept less than asked (disk full, a signal): the rest is written again, and a
+ * write that accepts nothing throws.
+ */
+export function writeFully(fd: number, buf: Buffer): void {
+  let done = 0;
+  while (done < buf.length) {
+    const n = fs.writeSync(fd, buf, done, buf.length - done, null);
+    if (n === 0) throw new Error('write accepted 0 bytes');
+    done += n;
   }
 }
 

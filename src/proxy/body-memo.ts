@@ -119,7 +119,7 @@ export class BodyMemo {
         if (!sameBytesBefore(body, k, laid.layout, laid.layout.ends[Math.min(PROBE_ELEMENT, laid.layout.ends.length - 1)]!)) continue;
       } else {
         // Not laid out yet: worth it only for a body that repeats at least half of this one.
-        if (firstDifference(body, k.bytes, Math.min(body.length, k.bytes.length)) * 2 < body.length) continue;
+        if (firstDifferingByte(body, k.bytes, Math.min(body.length, k.bytes.length)) * 2 < body.length) continue;
         laid = this.#laid(k);
         if (laid === undefined) continue;
       }
@@ -209,7 +209,7 @@ function sharedElements(body: Buffer, bytes: Buffer, layout: ArrayLayout): numbe
   if (ends.length === 0) return 0;
   const limit = Math.min(body.length, ends[ends.length - 1]!);
   if (limit <= layout.open) return 0;
-  const differs = firstDifference(body, bytes, limit);
+  const differs = firstDifferingByte(body, bytes, limit);
   // Elements whose last byte comes before the first difference.
   let lo = 0;
   let hi = ends.length;
@@ -224,7 +224,7 @@ function sharedElements(body: Buffer, bytes: Buffer, layout: ArrayLayout): numbe
 const CHUNK = 64 * 1024;
 
 /** The first offset below `limit` where the two differ, or `limit`; memcmp does the reading. */
-function firstDifference(a: Buffer, b: Buffer, limit: number): number {
+function firstDifferingByte(a: Buffer, b: Buffer, limit: number): number {
   for (let lo = 0; lo < limit; lo += CHUNK) {
     let hi = Math.min(limit, lo + CHUNK);
     if (a.compare(b, lo, hi, lo, hi) === 0) continue;
