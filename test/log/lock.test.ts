@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { existsSync, statSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isProxyError } from '../../src/core/errors.js';
 import { LogStore } from '../../src/log/store.js';
@@ -81,5 +82,28 @@ describe('the lock file', () => {
     await writeFile(store.lockFile('live'), '1\n');
     await expect(store.open('live', { create: true })).rejects.toThrow(/locked by process 1\./);
     expect(await readFile(store.lockFile('live'), 'utf8')).toBe('1\n');
+  });
+
+  it('every lock this process holds is a link to its one pid file, which it makes again if removed', async () => {
+    const store = new LogStore(dir);
+    const pidFile = join(store.dir, `.writer-${process.pid}`);
+    const a = await store.open('a', { create: true });
+    const b = await store.open('b', { create: true });
+    // One inode for the pid file and both locks: no lock allocated an inode of its own.
+    const ino = statSync(pidFile).ino;
+    expect([statSync(store.lockFile('a')).ino, statSync(store.lockFile('b')).ino]).toStrictEqual([ino, ino]);
+    expect(statSync(pidFile).nlink).toBe(3);
+    await a.close();
+    expect(existsSync(store.lockFile('a'))).toBe(false);
+    expect(await readFile(store.lockFile('b'), 'utf8')).toBe(`${process.pid}\n`);
+
+    await rm(pidFile);
+    const c = await store.open('c', { create: true });
+    expect(await readFile(store.lockFile('c'), 'utf8')).toBe(`${process.pid}\n`);
+    await c.close();
+    const d = await store.open('d', { create: true });
+    expect(statSync(store.lockFile('d')).ino).toBe(statSync(pidFile).ino);
+    await Promise.all([b.close(), d.close()]);
+    expect(statSync(pidFile).nlink).toBe(1);
   });
 });
