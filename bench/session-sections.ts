@@ -48,8 +48,8 @@ export async function startupSection(line: Line, opts: { dropCaches: boolean }):
   line(`## Startup: ${count.toLocaleString('en-US')} stored sessions`);
   line();
   line(`\`SessionManager.init()\` over ${count.toLocaleString('en-US')} generated session logs (test/window/gen-session.ts, 3 to 10 requests each, in the log's`);
-  line('line format), each start in a fresh process. Cold: no sidecars, every log read whole (and its sidecar written, synced); warm: the');
-  line(`sidecars the cold start wrote. Medians of ${reps} starts each; CPU of every thread of the process; RSS after a full GC. Page cache ${warm.dropped ? 'dropped before each start' : 'not dropped (the files are warm in memory)'}.`);
+  line('line format), each start in a fresh process. Cold: no sidecars, every log read whole (and its sidecar written to the journal,');
+  line(`\`sessions/sidecars.ndjson\`); warm: the sidecars the cold start wrote. Medians of ${reps} starts each; CPU of every thread of the process; RSS after a full GC. Page cache ${warm.dropped ? 'dropped before each start' : 'not dropped (the files are warm in memory)'}.`);
   line();
   line('| start | sessions | read whole | logs (MiB) | sidecars (MiB) | init (ms) | init CPU (ms) | RSS before (MiB) | RSS after (MiB) | heap after (MiB) |');
   line('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');

@@ -5,12 +5,13 @@
  * every log is read whole (and its sidecar written); warm: the sidecars those runs wrote.
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { EventBody } from '../src/core/events.js';
 import { eventLine } from '../src/log/log-line.js';
+import { INDEX_JOURNAL } from '../src/log/index-journal.js';
 import { generateSession } from '../test/window/gen-session.js';
 import { median } from './stats.js';
 
@@ -61,7 +62,7 @@ export async function measureStartup(count: number, reps: number, opts: { dropCa
       await removeSidecars(sessions);
       dropped = dropCaches(opts.dropCaches) && dropped;
       cold.push(await child(dir));
-      sidecarBytes = await bytesOf(sessions, '.idx.json');
+      sidecarBytes = (await stat(join(sessions, INDEX_JOURNAL))).size;
       dropped = dropCaches(opts.dropCaches) && dropped;
       warm.push(await child(dir));
     }
@@ -109,15 +110,9 @@ async function writeSessions(sessions: string, count: number): Promise<number> {
 }
 
 async function removeSidecars(sessions: string): Promise<void> {
-  const names = (await readdir(sessions)).filter((n) => n.endsWith('.idx.json'));
-  await Promise.all(names.map((n) => rm(join(sessions, n))));
+  await rm(join(sessions, INDEX_JOURNAL), { force: true });
 }
 
-async function bytesOf(sessions: string, suffix: string): Promise<number> {
-  const names = (await readdir(sessions)).filter((n) => n.endsWith(suffix));
-  const sizes = await Promise.all(names.map(async (n) => (await stat(join(sessions, n))).size));
-  return sizes.reduce((a, b) => a + b, 0);
-}
 
 /** `sync; echo 1 > /proc/sys/vm/drop_caches` when asked and allowed; whether it was done. */
 function dropCaches(asked: boolean): boolean {

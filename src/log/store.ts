@@ -1,19 +1,22 @@
 /**
  * The file backend of the log (docs/architecture.md section 3). Layout under the data directory:
  *
- *   sessions/<id>.jsonl     one event per line, append-only
- *   sessions/<id>.lock      the writer's pid while a SessionLog is open
- *   sessions/<id>.idx.json  optional sidecar (the start tracker's index), replaced atomically
+ *   sessions/<id>.jsonl      one event per line, append-only
+ *   sessions/<id>.lock       the writer's pid while a SessionLog is open (lock.ts)
+ *   sessions/sidecars.ndjson every session's sidecar (what locates it, where its next load may
+ *                            start reading), a line per save (index-journal.ts)
+ *   sessions/<id>.idx.json   a sidecar as proxies before the journal wrote it, still read
  *
  * One writer per session: in this process, opening an id that is already open is `log_locked`
  * naming this process (one owner, one close; share the SessionLog instead); across processes the
  * lock file decides (lock.ts). Readers (`read`, or `readLog` on `file(id)`) take no lock.
  */
-import { mkdir, readdir, readFile, rename, stat, truncate, unlink } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, truncate } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ProxyError } from '../core/errors.js';
+import { IndexJournal } from './index-journal.js';
 import { acquireLock, type FileLock } from './lock.js';
-import { createFile, RawFile } from './raw-file.js';
+import { RawFile } from './raw-file.js';
 import { readEventBefore, readLog, type LogRead, type ReadOptions } from './reader.js';
 import { SessionLog, type RedactionListener } from './session-log.js';
 
@@ -54,7 +57,8 @@ const ID_RE = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/;
 /** Files open for writing in this process, by absolute path. Module-wide: two stores on one dir share it. */
 const openHere = new Set<string>();
 
-let tmpCounter = 0;
+/** One journal object per directory in this process, so a compaction never strands an appender. */
+const journals = new Map<string, IndexJournal>();
 
 export class LogStore {
   readonly dir: string;
@@ -62,6 +66,7 @@ export class LogStore {
   readonly #durable: boolean;
   readonly #beforeSync: (() => Promise<void>) | undefined;
   readonly #dirSync: DirSync;
+  readonly #journal: IndexJournal;
   #dirMade = false;
 
   constructor(dataDir: string, opts: StoreOptions = {}) {
@@ -70,6 +75,12 @@ export class LogStore {
     this.#durable = opts.durability !== 'write';
     this.#beforeSync = opts.beforeSync;
     this.#dirSync = new DirSync(this.dir);
+    let journal = journals.get(this.dir);
+    if (journal === undefined) {
+      journal = new IndexJournal(this.dir);
+      journals.set(this.dir, journal);
+    }
+    this.#journal = journal;
   }
 
   async #ensureDir(): Promise<void> {
@@ -86,8 +97,14 @@ export class LogStore {
     return join(this.dir, `${checkId(id)}.lock`);
   }
 
+  /** A session's sidecar as written before the journal (still read when the journal has none). */
   indexFile(id: string): string {
     return join(this.dir, `${checkId(id)}.idx.json`);
+  }
+
+  /** The file holding every session's sidecar. */
+  get indexJournalFile(): string {
+    return this.#journal.file;
   }
 
   /** Ids of every session log, sorted. */
@@ -184,8 +201,13 @@ export class LogStore {
     }
   }
 
-  /** The sidecar index, or undefined if there is none. Throws if it is not valid JSON. */
+  /**
+   * The sidecar index: the journal's last line for the session, else its file from before the
+   * journal; undefined if there is neither. Throws if that file is not valid JSON.
+   */
   async readIndex<T = unknown>(id: string): Promise<T | undefined> {
+    const saved = this.#journal.get(checkId(id));
+    if (saved !== undefined) return saved as T;
     const file = this.indexFile(id);
     let text: string;
     try {
@@ -202,22 +224,28 @@ export class LogStore {
   }
 
   /**
-   * Replaces the sidecar index atomically (temp file, rename). Meant for the lock holder. Not
-   * synced: a sidecar is a hint its reader checks (JSON, the log's size), and one lost or torn in
-   * a crash costs a whole read of its log, never a wrong answer; a session leaving memory then
-   * costs no fsync.
+   * Saves the sidecar index: one line appended to the journal, synchronously. Meant for the lock
+   * holder. Not synced: a sidecar is a hint its reader checks (JSON, the log's size), and one lost
+   * or torn in a crash costs a whole read of its log, never a wrong answer; a session leaving
+   * memory then costs no fsync.
    */
   async writeIndex(id: string, value: unknown): Promise<void> {
-    const file = this.indexFile(id);
+    checkId(id);
     await this.#ensureDir();
-    const tmp = `${file}.tmp-${process.pid}-${tmpCounter++}`;
-    try {
-      await createFile(tmp, JSON.stringify(value));
-      await rename(tmp, file);
-    } catch (err) {
-      await unlink(tmp).catch(() => undefined);
-      throw err;
-    }
+    this.#journal.append(id, value);
+  }
+
+  /** Every session's sidecar in the journal, read at startup; the journal is compacted if long. */
+  savedIndexes(): Map<string, unknown> {
+    const saved = this.#journal.all();
+    this.#journal.compact(saved);
+    return saved;
+  }
+
+  /** Lets go of the journal's descriptor; the next save opens it again. */
+  close(): Promise<void> {
+    this.#journal.close();
+    return Promise.resolve();
   }
 }
 

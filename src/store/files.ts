@@ -52,18 +52,22 @@ export class FileStore extends LogStore implements Store {
   }
 
   /**
-   * The sidecars are read synchronously: this runs once, before the proxy serves, and ten
+   * The sidecars come from the journal, read once; a session it does not name may have a sidecar
+   * file from before it. Read synchronously: this runs once, before the proxy serves, and ten
    * thousand small reads cost a quarter of the time through the thread pool (docs/decisions.md,
    * Session index).
    */
   async indexSnapshot(): Promise<IndexSnapshot[]> {
     const ids = await this.listSessions();
+    const saved = this.savedIndexes();
     return ids.map((id) => {
-      let index: unknown;
-      try {
-        index = JSON.parse(readFileSync(this.indexFile(id), 'utf8'));
-      } catch {
-        index = undefined; // missing or unreadable: the log is read whole
+      let index = saved.get(id);
+      if (index === undefined) {
+        try {
+          index = JSON.parse(readFileSync(this.indexFile(id), 'utf8'));
+        } catch {
+          index = undefined; // missing or unreadable: the log is read whole
+        }
       }
       let size = -1;
       try {
@@ -80,9 +84,5 @@ export class FileStore extends LogStore implements Store {
 
   locate(): Promise<unknown[]> {
     return Promise.resolve([]);
-  }
-
-  close(): Promise<void> {
-    return Promise.resolve();
   }
 }

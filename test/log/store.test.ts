@@ -1,5 +1,5 @@
 import fs, { existsSync } from 'node:fs';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { EventBody } from '../../src/core/events.js';
 import { isProxyError } from '../../src/core/errors.js';
@@ -213,16 +213,70 @@ describe('LogStore / SessionLog', () => {
     expect(await new LogStore(`${dir}/absent`).listSessions()).toEqual([]);
   });
 
-  it('reads and replaces the index sidecar atomically', async () => {
+  it('keeps every sidecar in one journal, the last line of a session winning', async () => {
     const store = new LogStore(dir);
     expect(await store.readIndex('ix')).toBeUndefined();
     await store.writeIndex('ix', { start: { seq: 4, offset: 120 } });
+    await store.writeIndex('other', { start: { seq: 2, offset: 60 } });
     await store.writeIndex('ix', { start: { seq: 9, offset: 800 } });
     expect(await store.readIndex('ix')).toEqual({ start: { seq: 9, offset: 800 } });
-    expect((await readdir(store.dir)).sort()).toEqual(['ix.idx.json']);
-    await writeFile(store.indexFile('ix'), '{"start":');
-    const err = await rejection(store.readIndex('ix'));
+    expect(await store.readIndex('other')).toEqual({ start: { seq: 2, offset: 60 } });
+    // One file, a line per save: no file (no inode) per session.
+    expect((await readdir(store.dir)).sort()).toEqual(['sidecars.ndjson']);
+    expect((await readFile(store.indexJournalFile, 'utf8')).split('\n')).toHaveLength(4);
+    expect(store.savedIndexes()).toEqual(new Map([['ix', { start: { seq: 9, offset: 800 } }], ['other', { start: { seq: 2, offset: 60 } }]]));
+  });
+
+  it('reads what another process appended, skips a line torn by a crash and ends it before appending', async () => {
+    const store = new LogStore(dir);
+    await store.writeIndex('a', { n: 1 });
+    expect(await store.readIndex('a')).toEqual({ n: 1 });
+    // Another writer's lines, then a crash in the middle of a line.
+    await appendFile(store.indexJournalFile, '{"id":"b","index":{"n":2}}\n{"id":"a","index":{"n":');
+    expect(await store.readIndex('b')).toEqual({ n: 2 });
+    expect(await store.readIndex('a')).toEqual({ n: 1 });
+    await store.close();
+    await store.writeIndex('c', { n: 3 });
+    expect(await store.readIndex('c')).toEqual({ n: 3 });
+    expect(await store.readIndex('a')).toEqual({ n: 1 });
+    expect((await readFile(store.indexJournalFile, 'utf8')).endsWith('{"id":"a","index":{"n":\n{"id":"c","index":{"n":3}}\n')).toBe(true);
+    // Removed by hand: nothing is saved any more, and the next save starts it again.
+    await rm(store.indexJournalFile);
+    expect(await store.readIndex('b')).toBeUndefined();
+    await store.writeIndex('d', { n: 4 });
+    expect(await store.readIndex('d')).toEqual({ n: 4 });
+    expect(await store.readIndex('c')).toBeUndefined();
+  });
+
+  it('a sidecar file from before the journal is read while the journal names no newer one', async () => {
+    const store = new LogStore(dir);
+    await mkdir(store.dir, { recursive: true });
+    await writeFile(store.indexFile('old'), '{"start":{"seq":3,"offset":90}}');
+    expect(await store.readIndex('old')).toEqual({ start: { seq: 3, offset: 90 } });
+    await store.writeIndex('old', { start: { seq: 7, offset: 400 } });
+    expect(await store.readIndex('old')).toEqual({ start: { seq: 7, offset: 400 } });
+    await writeFile(store.indexFile('bad'), '{"start":');
+    const err = await rejection(store.readIndex('bad'));
     expect(isProxyError(err) && err.code).toBe('log_malformed');
+  });
+
+  it('startup compacts a journal holding more than twice the lines it has sessions', async () => {
+    const store = new LogStore(dir);
+    for (let i = 0; i < 1500; i++) await store.writeIndex(`s${i % 10}`, { n: i });
+    const before = (await readFile(store.indexJournalFile, 'utf8')).split('\n').length - 1;
+    expect(before).toBe(1500);
+    const saved = store.savedIndexes();
+    expect(saved.size).toBe(10);
+    expect(saved.get('s3')).toEqual({ n: 1493 });
+    expect((await readFile(store.indexJournalFile, 'utf8')).split('\n').length - 1).toBe(10);
+    // Appends after the compaction land in the compacted file, and it is read from its start.
+    await store.writeIndex('s3', { n: 2000 });
+    expect(await store.readIndex('s3')).toEqual({ n: 2000 });
+    expect(await store.readIndex('s4')).toEqual({ n: 1494 });
+    expect((await readFile(store.indexJournalFile, 'utf8')).split('\n').length - 1).toBe(11);
+    // Short journals are left alone.
+    expect(store.savedIndexes().size).toBe(10);
+    expect((await readFile(store.indexJournalFile, 'utf8')).split('\n').length - 1).toBe(11);
   });
 });
 

@@ -153,7 +153,7 @@ describe('retries answered from the log', () => {
     const id = (await run(asked, r1)).session.id;
     if (how !== 'leaving memory') {
       await m.close();
-      if (how !== 'a restart') await rm(store.indexFile(id));
+      if (how !== 'a restart') await rm(store.indexJournalFile);
       m = new SessionManager(store, { now: () => new Date('2026-03-04T05:06:07.000Z') });
       await m.init();
     }
