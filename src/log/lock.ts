@@ -13,7 +13,7 @@
  * remove it by hand), and processes in different pid namespaces sharing a data directory cannot
  * see each other.
  */
-import { unlinkSync } from 'node:fs';
+import { linkSync, unlinkSync } from 'node:fs';
 import { link, readFile, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -65,7 +65,9 @@ async function createLock(lockFile: string): Promise<void> {
   const source = await pidFile;
   if (source !== undefined) {
     try {
-      await link(source, lockFile);
+      // Synchronous: a link allocates nothing and takes ~10 µs, less than a trip through the
+      // thread pool costs the main thread.
+      linkSync(source, lockFile);
       return;
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
@@ -112,7 +114,13 @@ async function releaseLock(lockFile: string): Promise<void> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
     throw err;
   }
-  if (parsePid(text) === process.pid) await unlink(lockFile).catch(ignoreMissing);
+  if (parsePid(text) !== process.pid) return;
+  // Synchronous like the link: removing a lock frees nothing while the pid file holds its inode.
+  try {
+    unlinkSync(lockFile);
+  } catch (err) {
+    ignoreMissing(err as NodeJS.ErrnoException);
+  }
 }
 
 /** The pid in the lock, `'gone'` if the file vanished, `'unreadable'` if it never held a pid. */
