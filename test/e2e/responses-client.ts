@@ -10,6 +10,7 @@ import { expect } from 'vitest';
 import type { LogEvent } from '../../src/core/events.js';
 import type { World } from './harness.js';
 import { lines } from './wires-client.js';
+import { wholeBlockTokens } from './wire-prefix.js';
 
 export interface Reply {
   id: string;
@@ -87,7 +88,7 @@ export function prefixReads(events: readonly LogEvent[], blocks: boolean): { cac
   const prompts = events.flatMap((e) => (e.type === 'llm.resp' && e.aborted !== true ? [e.reply.usage] : []));
   return prompts.slice(1).map((u, k) => {
     const before = prompts[k]?.prompt_tokens ?? 0;
-    const allowed = !blocks ? before : before < 1024 ? 0 : Math.floor(before / 128) * 128;
+    const allowed = !blocks ? before : before < 1024 ? 0 : wholeBlockTokens(before);
     return { cached: u?.cached_tokens ?? 0, allowed };
   });
 }

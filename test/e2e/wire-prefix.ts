@@ -46,6 +46,16 @@ export function cacheableTokens(bytes: number): number {
   return tokens < MIN_CACHEABLE_TOKENS ? 0 : Math.floor(tokens / BLOCK_TOKENS) * BLOCK_TOKENS;
 }
 
+/**
+ * Tokens in the whole 128-token blocks of a prompt the simulator counted as `promptTokens`. Its
+ * last token may be a partial 4-byte chunk (src/sim/tokens.ts), so a count that is a multiple of
+ * 128 may end inside its last block, which a longer prompt then does not share: count that block
+ * out (test/sim/caching.test.ts shows it).
+ */
+export function wholeBlockTokens(promptTokens: number): number {
+  return promptTokens < 1 ? 0 : Math.floor((promptTokens - 1) / BLOCK_TOKENS) * BLOCK_TOKENS;
+}
+
 export interface PrefixStep {
   /** Tokens of the whole rendered prompt. */
   prompt: number;

@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSim, type Sim } from '../../src/sim/server.js';
+import { renderPrompt } from '../../src/sim/tokens.js';
+import type { WireMessage } from '../../src/sim/request.js';
 import type { SimOptions } from '../../src/sim/types.js';
 import { fixedClock, post, text, user } from './client.js';
 
@@ -37,6 +39,24 @@ describe('prefix cache', () => {
     const edited = [{ role: 'system', content: 'X' + system.content.slice(1) }, ...second.slice(1)];
     const c = await post(s, { model: 'm', messages: edited });
     expect(cachedOf(c.json)).toBe(0);
+  });
+
+  it('a prompt ending in a partial token ends inside its last block: what extends it reads one block fewer', async () => {
+    // Tokens are 4-byte chunks, the last partial chunk a token too (src/sim/tokens.ts): a prompt of
+    // exactly 16 blocks of tokens whose last token is 2 bytes holds only 15 whole blocks of bytes.
+    const s = await start();
+    const pad = (n: number) => [system, user(`${'x'.repeat(n)} [[say noted]]`)];
+    let n = 2000;
+    while (Buffer.byteLength(renderPrompt([], pad(n) as WireMessage[])) % 512 !== 510) n++;
+    const first = pad(n);
+    const a = await post(s, { model: 'm', messages: first });
+    const t1 = a.json.usage.prompt_tokens as number;
+    expect(t1 % 128).toBe(0);
+    const b = await post(s, { model: 'm', messages: [...first, a.json.choices[0].message, user('and then?')] });
+    expect(cachedOf(b.json)).toBe(t1 - 128);
+    // The same prompt again reads all of it.
+    const again = await post(s, { model: 'm', messages: first });
+    expect(cachedOf(again.json)).toBe(t1);
   });
 
   it('neither reads nor writes prompts under 1024 tokens', async () => {
