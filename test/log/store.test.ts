@@ -6,7 +6,7 @@ import { isProxyError } from '../../src/core/errors.js';
 import { RawFile } from '../../src/log/raw-file.js';
 import { LogStore } from '../../src/log/store.js';
 import { fakeCredentials } from './fake-credentials.js';
-import { TS, tempDir, userMsg } from './helpers.js';
+import { Child, requireDist, TS, tempDir, userMsg } from './helpers.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -246,6 +246,22 @@ describe('LogStore / SessionLog', () => {
     await store.writeIndex('d', { n: 4 });
     expect(await store.readIndex('d')).toEqual({ n: 4 });
     expect(await store.readIndex('c')).toBeUndefined();
+  });
+
+  it('two processes saving at once: every line whole, the last save of each session read back', async () => {
+    requireDist();
+    const store = new LogStore(dir);
+    await store.writeIndex('mine', { n: -1 });
+    const children = ['a', 'b'].map((p) => new Child('save-indexes.mjs', [dir, p, '2000']));
+    await Promise.all(children.map((c) => c.waitFor((l) => l === 'done', 20_000)));
+    const lines = (await readFile(store.indexJournalFile, 'utf8')).split('\n');
+    expect(lines.pop()).toBe('');
+    expect(lines).toHaveLength(4001);
+    for (const line of lines) expect(() => JSON.parse(line) as unknown).not.toThrow();
+    expect(await store.readIndex('a7')).toMatchObject({ n: 1957 });
+    expect(await store.readIndex('b49')).toMatchObject({ n: 1999 });
+    expect(await store.readIndex('mine')).toEqual({ n: -1 });
+    expect(store.savedIndexes().size).toBe(101);
   });
 
   it('a sidecar file from before the journal is read while the journal names no newer one', async () => {
