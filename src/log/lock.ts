@@ -14,7 +14,7 @@
  * see each other.
  */
 import { linkSync, unlinkSync } from 'node:fs';
-import { link, readFile, rename, unlink } from 'node:fs/promises';
+import { link, readdir, readFile, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ProxyError } from '../core/errors.js';
@@ -89,7 +89,23 @@ async function writePidFile(dir: string): Promise<string | undefined> {
   }
   if (exitRemovals.size === 0) process.once('exit', removePidFiles);
   exitRemovals.add(file);
+  void removeDeadPidFiles(dir);
   return file;
+}
+
+/**
+ * Pid files of processes that died without exiting (killed): their locks, if any are left, keep
+ * the inode and the dead pid, so removing the name changes nothing but the listing.
+ */
+async function removeDeadPidFiles(dir: string): Promise<void> {
+  try {
+    for (const name of await readdir(dir)) {
+      const pid = /^\.writer-([0-9]{1,10})$/.exec(name)?.[1];
+      if (pid !== undefined && Number(pid) !== process.pid && !isAlive(Number(pid))) await unlink(join(dir, name)).catch(() => undefined);
+    }
+  } catch {
+    // a listing that fails leaves a few bytes behind
+  }
 }
 
 const exitRemovals = new Set<string>();

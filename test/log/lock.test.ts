@@ -106,4 +106,18 @@ describe('the lock file', () => {
     await Promise.all([b.close(), d.close()]);
     expect(statSync(pidFile).nlink).toBe(1);
   });
+
+  it('the pid file of a process killed before it could remove its own is removed by the next writer', async () => {
+    const store = new LogStore(dir);
+    await mkdir(store.dir, { recursive: true });
+    const dead = join(store.dir, `.writer-${await deadPid()}`);
+    const live = join(store.dir, '.writer-1');
+    await writeFile(dead, '1234\n');
+    await writeFile(live, '1\n');
+    const log = await store.open('after', { create: true });
+    for (let i = 0; i < 100 && existsSync(dead); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(existsSync(dead)).toBe(false);
+    expect(existsSync(live)).toBe(true);
+    await log.close();
+  });
 });
