@@ -26,7 +26,8 @@ function isSpace(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 }
 
-function skipSpace(b: Uint8Array, i: number): number {
+/** The offset of the first byte at or after `i` that is not JSON whitespace. */
+export function skipSpace(b: Uint8Array, i: number): number {
   while (i < b.length && isSpace(b[i]!)) i++;
   return i;
 }

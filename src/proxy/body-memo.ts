@@ -12,7 +12,8 @@
  * so every parsed value is frozen: code that changed a client's body in place would throw rather
  * than change an earlier request's.
  */
-import { arrayLayout, scanElements, type ArrayLayout } from '../core/json-scan.js';
+import { CLOSE_BRACE, QUOTE } from '../core/json-depth.js';
+import { arrayLayout, scanElements, skipSpace, type ArrayLayout } from '../core/json-scan.js';
 
 /**
  * Smaller bodies parse in under ~0.6 ms, which keeping them (a copy, then a scan and a freeze) and
@@ -141,11 +142,13 @@ export class BodyMemo {
     const from = laid.layout.ends[shared - 1]!;
     const tail = scanElements(body, from, false);
     if (tail === undefined) return undefined;
+    const rest = objectRest(body, tail.close + 1);
+    if (rest === undefined) return undefined;
     let added: unknown[];
     let after: unknown;
     try {
       added = JSON.parse(`[${listText(body, from, tail.close)}]`) as unknown[];
-      after = JSON.parse(`{${objectRest(body, tail.close + 1)}`) as unknown;
+      after = JSON.parse(`{${rest}`) as unknown;
     } catch {
       return undefined; // parsed whole, for JSON.parse's own error
     }
@@ -247,12 +250,20 @@ function listText(b: Buffer, from: number, close: number): string {
   return comma < 0 ? '' : text.slice(comma + 1);
 }
 
-/** What follows the list's `]` in the top-level object, without the separating comma: `"k":v,...}`. */
-function objectRest(b: Buffer, from: number): string {
-  const text = b.toString('utf8', from);
-  const trimmed = text.trimStart();
-  return trimmed.startsWith(',') ? trimmed.slice(1) : trimmed;
+/**
+ * What follows the list's `]` in the top-level object, without the separating comma: `"k":v,...}`
+ * or `}`. Undefined where that is not JSON's (a trailing comma, no comma, other spaces), so the
+ * body is parsed whole for JSON.parse's error.
+ */
+function objectRest(b: Buffer, from: number): string | undefined {
+  const i = skipSpace(b, from);
+  if (b[i] === CLOSE_BRACE) return b.toString('utf8', i);
+  if (b[i] !== COMMA) return undefined;
+  const next = skipSpace(b, i + 1);
+  return b[next] === QUOTE ? b.toString('utf8', next) : undefined;
 }
+
+const COMMA = 0x2c;
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

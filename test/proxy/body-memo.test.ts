@@ -191,6 +191,20 @@ describe('BodyMemo', () => {
     }
   });
 
+  it('what follows the list must be JSON too: a trailing comma, a missing comma or other spaces are JSON.parse errors', () => {
+    const messages: unknown[] = [SYSTEM, { role: 'user', content: 'one' }];
+    const kept = Buffer.from(`{"model":"m","messages":${JSON.stringify(messages)},"stream":true}`);
+    const next = JSON.stringify([...messages, { role: 'assistant', content: 'two' }]);
+    for (const after of [',}', '"stream":true}', '\u00a0,"stream":true}', ',\u00a0"stream":true}', ', }']) {
+      const memo = new BodyMemo(1 << 21);
+      memo.parse(kept, 'messages');
+      expectSame(memo, Buffer.from(`{"model":"m","messages":${next}${after}`));
+    }
+    const memo = new BodyMemo(1 << 21);
+    memo.parse(kept, 'messages');
+    expect(expectSame(memo, Buffer.from(`{"model":"m","messages":${next} \r\n\t, "stream" : false }`))).toMatchObject({ stream: false });
+  });
+
   it('a kept body written over in its arena is not used again', () => {
     // Room for two ~270 KB bodies: the third conversation's body goes over the first's.
     const memo = new BodyMemo(600 * 1024);
