@@ -141,6 +141,22 @@ function scalar(value: unknown): string {
   }
 }
 
+/**
+ * canonicalJson of an object whose members named in `texts` are written as the given text, which
+ * must be that member's canonical JSON, already made: what a caller keeps for a large member that
+ * repeats on every call (an agent's tools in each request's digest) is then not serialised again.
+ */
+export function canonicalJsonWith(obj: Readonly<Record<string, unknown>>, texts: Readonly<Record<string, string>>): string {
+  let out = '{';
+  for (const key of sortedKeys(obj)) {
+    const member = obj[key];
+    if (member === undefined) continue;
+    if (out.length > 1) out += ',';
+    out += quoteKey(key) + ':' + (Object.hasOwn(texts, key) ? texts[key]! : canonicalJson(member));
+  }
+  return out + '}';
+}
+
 export function sha256Hex(data: string | Uint8Array): string {
   return createHash('sha256').update(data).digest('hex');
 }
@@ -170,8 +186,11 @@ export class DigestChain {
     this.#listKey = listKey;
   }
 
-  /** `items` are canonical JSON texts (or make them); `rest` is the object without the list. */
-  digest(items: readonly ChainItem[], rest: Record<string, unknown>): string {
+  /**
+   * `items` are canonical JSON texts (or make them); `rest` is the object without the list, and
+   * `restTexts` the canonical JSON of any of its members the caller already holds (canonicalJsonWith).
+   */
+  digest(items: readonly ChainItem[], rest: Record<string, unknown>, restTexts: Readonly<Record<string, string>> = {}): string {
     let same = 0;
     const limit = Math.min(this.#hashedCount, items.length);
     while (same < limit && items[same] === this.#items[same]) same++;
@@ -186,7 +205,7 @@ export class DigestChain {
     }
     this.#items = items.slice();
     this.#hashedCount = items.length;
-    const tail = canonicalJson(rest);
+    const tail = canonicalJsonWith(rest, restTexts);
     const keys = Object.keys(rest).filter((k) => rest[k] !== undefined);
     if (keys.some((k) => k <= this.#listKey)) {
       throw new Error(`DigestChain: key "${this.#listKey}" must sort before every other key`);

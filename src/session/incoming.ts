@@ -11,6 +11,33 @@ import type { NeutralMessage } from '../core/types.js';
 import { redactDeep } from '../log/redact.js';
 import { messageKey, replyFingerprint } from './fingerprint.js';
 
+/**
+ * Keys of text messages by their role and text. Every request is keyed by its first message (the
+ * locator finds the sessions that opened with it), and a coding agent's first message carries its
+ * context files, 10 KB and more, which would otherwise be redacted, canonicalised and hashed again
+ * on every request. A text message's key depends on its role and text only (messageKey).
+ */
+const textKeys = new Map<string, string>();
+/** Characters of text the map holds; past the bound it starts again (first messages repeat at once). */
+const MAX_TEXT_CHARS = 8 * 2 ** 20;
+let textChars = 0;
+
+function keepKey(text: string, key: string): void {
+  if (text.length > MAX_TEXT_CHARS) return;
+  if (textChars + text.length > MAX_TEXT_CHARS) {
+    textKeys.clear();
+    textChars = 0;
+  }
+  textKeys.set(text, key);
+  textChars += text.length;
+}
+
+function textKey(msg: NeutralMessage): string | undefined {
+  if (msg.role === 'system') return 's' + msg.content;
+  if (msg.role === 'user' && typeof msg.content === 'string') return 'u' + msg.content;
+  return undefined;
+}
+
 export class IncomingMessage {
   readonly msg: NeutralMessage;
   #logged: NeutralMessage | undefined;
@@ -29,7 +56,14 @@ export class IncomingMessage {
 
   /** messageKey of the message as logged. */
   get key(): string {
-    this.#key ??= messageKey(this.logged);
+    if (this.#key === undefined) {
+      const text = textKey(this.msg);
+      this.#key = text === undefined ? undefined : textKeys.get(text);
+      if (this.#key === undefined) {
+        this.#key = messageKey(this.logged);
+        if (text !== undefined) keepKey(text, this.#key);
+      }
+    }
     return this.#key;
   }
 

@@ -33,7 +33,9 @@ export interface Difference {
 
 export function firstDifference(prev: NeutralRequest, next: NeutralRequest, between: readonly LogEvent[] = []): Difference | undefined {
   if (prev.model !== next.model) return { index: -1, field: 'model', cause: 'model_switch' };
-  if (canonicalJson(prev.tools) !== canonicalJson(next.tools)) return { index: -1, field: 'tools', cause: 'tools' };
+  // A session's window hands out its frozen catalog itself while it holds: the same array, no
+  // need to serialise 10-60 KB of an agent's tools twice per request.
+  if (prev.tools !== next.tools && canonicalJson(prev.tools) !== canonicalJson(next.tools)) return { index: -1, field: 'tools', cause: 'tools' };
 
   const n = Math.min(prev.messages.length, next.messages.length);
   for (let i = 0; i < n; i++) {

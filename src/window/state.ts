@@ -64,6 +64,23 @@ interface Cache {
   pending: { elided: number[]; folded: Fold[]; baseGen: number } | undefined;
 }
 
+/**
+ * The canonical JSON of a catalog, by its array: every request's digest holds the tools, 10 to
+ * 60 KB of them for a coding agent, and they change only by a catalog event. Keyed by identity, so
+ * sessions that share a head (session/heads.ts hands out one array per head) share one text, and a
+ * text goes when its array does. Event bodies are never changed once appended (log/session-log.ts).
+ */
+const toolsTexts = new WeakMap<readonly ToolSpec[], string>();
+
+function toolsText(tools: readonly ToolSpec[]): string {
+  let text = toolsTexts.get(tools);
+  if (text === undefined) {
+    text = canonicalJson(tools);
+    toolsTexts.set(tools, text);
+  }
+  return text;
+}
+
 export class WindowState {
   #recipe: Recipe | undefined;
   #system: { content: string; rendered: Rendered | undefined } | undefined;
@@ -177,7 +194,7 @@ export class WindowState {
     // Copies of stored arrays, not maps over the items: the common build stays O(new entries)
     // but for these two pointer copies (and DigestChain's own).
     const request: NeutralRequest = { messages: cache.rendering.msgs.slice(), model: input.model, params, tools: this.#tools };
-    const digest = this.#chain.digest(cache.rendering.rendered, { model: input.model, params, tools: this.#tools });
+    const digest = this.#chain.digest(cache.rendering.rendered, { model: input.model, params, tools: this.#tools }, { tools: toolsText(this.#tools) });
     return { request, digest, elided, folded, estTokens: cache.rendering.est + this.#toolsEst, estBeforeTrim, trimmed: elided.length > 0 };
   }
 
@@ -261,7 +278,7 @@ export class WindowState {
   }
 
   #catalog(tools: ToolSpec[]): void {
-    const text = canonicalJson(tools);
+    const text = toolsText(tools);
     const key = sha256Hex(text);
     this.#tools = tools;
     if (key === this.#toolsKey) return;

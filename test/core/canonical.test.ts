@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DigestChain, canonicalDigest, canonicalJson } from '../../src/core/canonical.js';
+import { DigestChain, canonicalDigest, canonicalJson, canonicalJsonWith } from '../../src/core/canonical.js';
 
 /** The recursive definition canonicalJson had before it became iterative: its bytes are the contract. */
 function reference(value: unknown): string {
@@ -160,5 +160,27 @@ describe('canonical JSON', () => {
       const rest = { model: 'm', params: { max_tokens: i }, tools: [] };
       expect(chain.digest(msgs.map((m) => canonicalJson(m)), rest)).toBe(canonicalDigest({ messages: msgs, ...rest }));
     }
+  });
+
+  it('canonicalJsonWith writes the given texts where canonicalJson would write the members', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string({ maxLength: 6 }), fc.jsonValue(), { maxKeys: 8 }), fc.array(fc.string({ maxLength: 6 }), { maxLength: 4 }), (obj, named) => {
+        const texts: Record<string, string> = {};
+        for (const k of named) if (Object.hasOwn(obj, k)) Object.defineProperty(texts, k, { value: canonicalJson(obj[k]), enumerable: true });
+        expect(canonicalJsonWith(obj, texts)).toBe(canonicalJson(obj));
+      }),
+      { numRuns: 300 },
+    );
+    // The text is trusted: what is given is what is written (the caller's to keep right).
+    expect(canonicalJsonWith({ b: 1, a: [2] }, { a: '"kept"' })).toBe('{"a":"kept","b":1}');
+    expect(canonicalJsonWith({ a: undefined, b: 1 }, { a: '"never"' })).toBe('{"b":1}');
+  });
+
+  it('DigestChain with the tools given as text equals canonicalDigest of the whole object', () => {
+    const chain = new DigestChain('messages');
+    const tools = [{ type: 'function', function: { name: 'read', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }];
+    const msgs = [canonicalJson({ role: 'user', content: 'hi' })];
+    const rest = { model: 'm', params: { max_tokens: 9 }, tools };
+    expect(chain.digest(msgs, rest, { tools: canonicalJson(tools) })).toBe(canonicalDigest({ messages: [{ role: 'user', content: 'hi' }], ...rest }));
   });
 });

@@ -39,6 +39,12 @@ export class CountingMemo implements SerialisationMemo {
 
 const origin = { provider: 'p', model: 'm' };
 const tool: ToolSpec = { type: 'function', function: { name: 'read', parameters: { type: 'object', properties: { path: { type: 'string' } } } } };
+/**
+ * Catalogs as the window hands them, the same array from request to request: each wire keeps a
+ * catalog's text by its array (tools-json.ts), which must be the text a fresh copy gives under any
+ * route and hints (a breakpoint on the last tool, or not).
+ */
+const CATALOGS: readonly ToolSpec[][] = [[], [tool], [tool, { type: 'function', function: { name: 'write', description: 'Writes a file.', strict: true } }]];
 export const resolveImage = (sha: string) => ({ mime: 'image/png', base64: `iVBOR${sha}=` });
 
 const text = fc.oneof(fc.constant(''), fc.string({ maxLength: 10 }), fc.string({ minLength: 1200, maxLength: 1600 }));
@@ -96,9 +102,10 @@ export function checkMemoEquivalence(c: MemoCase, numRuns: number): void {
     hints: fc.nat(c.hints.length - 1),
     params: fc.nat(c.params.length - 1),
     model: fc.constantFrom('m', 'n'),
-    tools: fc.boolean(),
+    tools: fc.nat(CATALOGS.length - 1),
   });
-  const plain = (req: NeutralRequest, route: DialectRoute, hints: WireHints): Buffer => Buffer.from(c.encode(req, route, hints, { stream: true, resolveImage }).body);
+  const plain = (req: NeutralRequest, route: DialectRoute, hints: WireHints): Buffer =>
+    Buffer.from(c.encode({ ...req, tools: structuredClone(req.tools) }, route, hints, { stream: true, resolveImage }).body);
   fc.assert(
     fc.property(fc.array(step, { minLength: 1, maxLength: 25 }), fc.constantFrom(1 << 20, 5000, 300), (steps, bound) => {
       const opts: EncodeOptions = { stream: true, resolveImage, memo: new WireMemo(bound), lists: new BodyListMemo(bound) };
@@ -126,7 +133,7 @@ export function checkMemoEquivalence(c: MemoCase, numRuns: number): void {
           msgs = [...conversations[current]!, ...fresh];
         }
         conversations[current] = msgs;
-        const req: NeutralRequest = { model: s.model, messages: msgs, params: c.params[s.params]!, tools: s.tools ? [tool] : [] };
+        const req: NeutralRequest = { model: s.model, messages: msgs, params: c.params[s.params]!, tools: CATALOGS[s.tools]! };
         const route = c.routes[s.route]!;
         const hints = c.hints[s.hints]!;
         const got = Buffer.from(c.encode(req, route, hints, opts).body);

@@ -14,6 +14,7 @@ import type { NeutralMessage, NeutralRequest, ToolSpec } from '../../core/types.
 import type { EncodeOptions } from '../types.js';
 import { MessageBlocks, systemBlocks, turnRole } from './conversation.js';
 import { EMPTY, encodeList } from '../list-body.js';
+import { stringifyWith, toolsJson } from '../tools-json.js';
 import { loopLacksThinking, stopSequences, thinkingFor, toolChoiceFor } from './request-params.js';
 import type { WireCacheControl, WireContentBlock, WireMarkableBlock, WireMessageParam, WireTextBlock, WireTool } from './wire-types.js';
 import { jsonHeaders } from '../wire-headers.js';
@@ -35,7 +36,6 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
   const maxTokens = p.max_tokens ?? DEFAULT_MAX_TOKENS;
   const turns = new MessageBlocks(req.messages, opts);
   const system = systemBlocks(req.messages, turns.leading);
-  const tools = req.tools.map(encodeTool);
   const asked = thinkingFor(p, route, maxTokens);
   // Inside a tool loop whose last reply lost its signed blocks, thinking would be a 400: off for this request.
   const ask = asked.thinking !== undefined && loopLacksThinking(turns) ? {} : asked;
@@ -44,8 +44,9 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
   // The body in two parts, the fields before `messages` and those after, which go around the list.
   const before: Record<string, unknown> = { model: req.model, max_tokens: maxTokens };
   if (system.length > 0) before.system = system;
-  if (tools.length > 0) before.tools = tools;
-  const choice = toolChoiceFor(p, tools.length > 0, thinkingOn);
+  // The neutral tools hold the place; their wire text is written from what was kept (tools-json.ts).
+  if (req.tools.length > 0) before.tools = req.tools;
+  const choice = toolChoiceFor(p, req.tools.length > 0, thinkingOn);
   if (choice !== undefined) before.tool_choice = choice;
   const after: Record<string, unknown> = {};
   if (ask.thinking !== undefined) after.thinking = ask.thinking;
@@ -62,13 +63,14 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
 
   const forms: string[] = req.messages.map((_, i) => (i < turns.leading ? LEADING : ''));
   let breakpoints = 0;
+  let toolsMarked: Ttl | undefined;
   if (hints.cacheControl !== undefined) {
-    if (hints.cacheControlAt === 'breakpoints') breakpoints = placeBreakpoints(req, turns, system, tools, forms, hints.cacheControl);
+    if (hints.cacheControlAt === 'breakpoints') ({ breakpoints, toolsMarked } = placeBreakpoints(req, turns, system, forms, hints.cacheControl));
     else after.cache_control = marker(hints.cacheControl);
   }
   if (opts.stream) after.stream = true;
 
-  const head = JSON.stringify(before);
+  const head = req.tools.length > 0 ? stringifyWith(before, { tools: toolsText(req.tools, toolsMarked) }) : JSON.stringify(before);
   const tail = JSON.stringify(after);
   const body = encodeList(
     Buffer.from(`${head.slice(0, -1)},"messages":[`),
@@ -156,7 +158,7 @@ export function encodeTool(tool: ToolSpec): WireTool {
  * through its message's form; returns how many were marked. A history message that produced no
  * block (left out as empty) hands its marker to the nearest earlier message that did.
  */
-function placeBreakpoints(req: NeutralRequest, turns: MessageBlocks, system: WireTextBlock[], tools: WireTool[], forms: string[], ttl: Ttl): number {
+function placeBreakpoints(req: NeutralRequest, turns: MessageBlocks, system: WireTextBlock[], forms: string[], ttl: Ttl): { breakpoints: number; toolsMarked: Ttl | undefined } {
   const plan = planBreakpoints(req, 0);
   let marked = 0;
   if (plan.history !== undefined) {
@@ -169,13 +171,23 @@ function placeBreakpoints(req: NeutralRequest, turns: MessageBlocks, system: Wir
       }
     }
   }
-  const ends: WireMarkableBlock[] = [];
   const systemEnd = system.at(-1);
-  if (plan.system && systemEnd !== undefined) ends.push(systemEnd);
-  const toolsEnd = tools.at(-1);
-  if (plan.tools && toolsEnd !== undefined) ends.push(toolsEnd);
-  for (const block of ends) block.cache_control = marker(ttl);
-  return marked + ends.length;
+  if (plan.system && systemEnd !== undefined) {
+    systemEnd.cache_control = marker(ttl);
+    marked++;
+  }
+  // The last tool's marker is written with the tools' text (toolsText).
+  const toolsMarked = plan.tools && req.tools.length > 0 ? ttl : undefined;
+  return { breakpoints: marked + (toolsMarked === undefined ? 0 : 1), toolsMarked };
+}
+
+/** The wire's tools, the last one marked with `ttl` when a breakpoint is placed there. */
+function toolsText(tools: readonly ToolSpec[], ttl: Ttl | undefined): string {
+  return toolsJson(tools, `anthropic-messages\u0000${ttl ?? ''}`, (ts) => {
+    const out = ts.map(encodeTool);
+    if (ttl !== undefined) out[out.length - 1] = { ...out[out.length - 1]!, cache_control: marker(ttl) };
+    return out;
+  });
 }
 
 /** Thinking blocks cannot carry `cache_control`. */

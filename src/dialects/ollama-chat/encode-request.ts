@@ -18,6 +18,7 @@ import { EMPTY, encodeList } from '../list-body.js';
 import { asObject, parseJson } from '../wire-read.js';
 import type { OllamaChatRequest, OllamaMessage, OllamaOptions, OllamaThink, OllamaToolCall } from './wire-types.js';
 import { jsonHeaders } from '../wire-headers.js';
+import { stringifyWith, toolsJson } from '../tools-json.js';
 
 export const OLLAMA_CHAT_PATH = '/api/chat';
 export const DEFAULT_KEEP_ALIVE = '30m';
@@ -41,7 +42,7 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
   // result's bytes name its call's function, found elsewhere in the request: that name is its form.
   const messages = req.messages;
   const forms = messages.map((m) => (m.role === 'tool' ? toolForm(names.get(m.tool_call_id)) : ''));
-  const tail = JSON.stringify(body);
+  const tail = req.tools.length > 0 ? stringifyWith(body, { tools: toolsJson(req.tools, 'ollama-chat', (t) => t) }) : JSON.stringify(body);
   const bytes = encodeList(
     Buffer.from(`{"model":${JSON.stringify(req.model)},"messages":[`),
     {

@@ -19,6 +19,7 @@ import { asArray, asObject, asString } from '../wire-read.js';
 import type { FunctionTool, InputImage, InputItem, InputText, ReasoningInputItem, ReasoningParam, ResponsesRequest } from './wire-types.js';
 import { jsonHeaders } from '../wire-headers.js';
 import { addExtraFields } from '../extra-fields.js';
+import { stringifyWith, toolsJson } from '../tools-json.js';
 
 export const RESPONSES_PATH = '/responses';
 export const ENCRYPTED_REASONING = 'reasoning.encrypted_content';
@@ -33,7 +34,6 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
   const before: Partial<ResponsesRequest> = { model: req.model };
   if (instructions !== undefined) before.instructions = instructions;
   const body: Partial<ResponsesRequest> = {};
-  if (req.tools.length > 0) body.tools = req.tools.map(encodeTool);
   const p = req.params;
   const toolChoice = toolChoiceOf(p.tool_choice);
   if (toolChoice !== undefined) body.tool_choice = toolChoice;
@@ -51,7 +51,7 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
   const include = [...(route.keepReasoning === true ? [ENCRYPTED_REASONING] : []), ...(asArray(extra.include) ?? []).filter((i): i is string => typeof i === 'string')];
   if (include.length > 0) body.include = include;
   body.store = false;
-  addExtraFields(body, p, 'openai-responses', [...Object.keys(before), 'input']);
+  addExtraFields(body, p, 'openai-responses', [...Object.keys(before), 'input', 'tools']);
   if (hints.bodyKey && hints.sessionKey !== undefined) body.prompt_cache_key = hints.sessionKey;
   const mode = plan === undefined ? undefined : sentMode(hints.promptCache!, plan);
   if (mode !== undefined) body.prompt_cache_options = { mode };
@@ -62,7 +62,10 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
   const messages = req.messages;
   const forms = messages.map((m, i) => (i < skip ? INSTRUCTIONS : formOf(m, i, plan)));
   const head = JSON.stringify(before);
-  const tail = JSON.stringify(body);
+  // The tools lead the fields after `input`, written from their kept text (tools-json.ts).
+  const tail = req.tools.length > 0
+    ? stringifyWith({ tools: req.tools, ...body }, { tools: toolsJson(req.tools, 'openai-responses', (t) => t.map(encodeTool)) })
+    : JSON.stringify(body);
   const bytes = encodeList(
     Buffer.from(`${head.slice(0, -1)},"input":[`),
     {
