@@ -40,6 +40,13 @@ const WORKLOADS: Record<WorkloadKey, WorkloadSpec> = {
     rounds: 3,
     run: (t, tag) => agentLoad(t, tag, true),
   },
+  'agent-head': {
+    title: '(a) Agent load with a coding agent\'s head, not streamed',
+    about: () => ['The (a) load with the head a coding agent repeats on every request: a ~16 KB system prompt, 30 tools (~30 KB)',
+      'and a ~13 KB first user message of context files, ~60 KB in all before the conversation\'s own turns.'],
+    rounds: 3,
+    run: (t, tag) => agentLoad(t, tag, false, 'agent'),
+  },
   'new-conversation': {
     title: '(b) A new conversation on every request',
     about: () => [`autocannon, ${newConversation.connections} connections, ${newConversation.seconds} s per run, each request a one-message conversation of ~1.6 KB with a unique`,

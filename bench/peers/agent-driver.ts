@@ -20,6 +20,12 @@ export interface DriveOptions {
   stream: boolean;
   /** Makes every conversation's first message unique across runs and targets. */
   tag: string;
+  /**
+   * The head every request repeats: `small` (a one-line system prompt, four tools), or `agent`, the
+   * size a coding agent sends (AGENT_HEAD): a long system prompt, a large tool catalogue and a
+   * first message carrying context files.
+   */
+  head?: 'small' | 'agent';
   /** Messages (already serialised) a conversation starts from, after the system prompt; absent: none. */
   history?: (conversation: number) => string[];
   /** Called before each request is sent (e.g. to read a counter where measuring starts). */
@@ -39,6 +45,25 @@ export interface DriveResult {
 
 const SYSTEM = JSON.stringify({ role: 'system', content: 'You are a careful coding agent. Read before you write; keep changes small.' });
 const TOOLS = JSON.stringify(AGENT_TOOLS);
+
+/**
+ * A coding agent's head, in the sizes Claude Code, Codex and opencode send: a ~16 KB system
+ * prompt, 30 tools with long descriptions and schemas (~30 KB), and a first user message of ~13 KB
+ * (context files, the project's instructions), all repeated unchanged on every request.
+ */
+export const AGENT_HEAD = {
+  system: JSON.stringify({ role: 'system', content: `You are a coding agent working in the user's repository.\n${fileContent(91, 0, 0, 16_000)}` }),
+  tools: JSON.stringify(Array.from({ length: 30 }, (_, i) => ({
+    type: 'function',
+    function: {
+      name: `tool_${i}`,
+      description: fileContent(92, i, 0, 700),
+      parameters: { type: 'object', properties: { path: { type: 'string', description: 'A path in the repository.' }, text: { type: 'string', description: fileContent(93, i, 0, 150) }, limit: { type: 'integer' } }, required: ['path'] },
+    },
+  }))),
+  context: (tag: string, conversation: number) =>
+    JSON.stringify({ role: 'user', content: `<context conversation="${tag}-${conversation}">\n${fileContent(94, 0, 0, 13_000)}\n</context>` }),
+};
 
 export async function drive(target: Target, opts: DriveOptions): Promise<DriveResult> {
   const pool = new Pool(target.origin, { connections: opts.concurrency, keepAliveTimeout: 60_000 });
@@ -66,21 +91,22 @@ export async function drive(target: Target, opts: DriveOptions): Promise<DriveRe
 export class Conversation {
   readonly #pool: Pool;
   readonly #target: Target;
-  readonly #opts: Pick<DriveOptions, 'stream' | 'tag' | 'turnBytes' | 'history'>;
+  readonly #opts: Pick<DriveOptions, 'stream' | 'tag' | 'turnBytes' | 'history' | 'head'>;
   readonly #id: number;
   readonly #head: string;
   readonly #headers: Record<string, string>;
   readonly #messages: string[];
   #turn = 0;
 
-  constructor(pool: Pool, target: Target, opts: Pick<DriveOptions, 'stream' | 'tag' | 'turnBytes' | 'history'>, id: number) {
+  constructor(pool: Pool, target: Target, opts: Pick<DriveOptions, 'stream' | 'tag' | 'turnBytes' | 'history' | 'head'>, id: number) {
     this.#pool = pool;
     this.#target = target;
     this.#opts = opts;
     this.#id = id;
-    this.#head = `{"model":${JSON.stringify(target.model)},${opts.stream ? '"stream":true,"stream_options":{"include_usage":true},' : ''}"tools":${TOOLS},"messages":[`;
+    const agent = opts.head === 'agent';
+    this.#head = `{"model":${JSON.stringify(target.model)},${opts.stream ? '"stream":true,"stream_options":{"include_usage":true},' : ''}"tools":${agent ? AGENT_HEAD.tools : TOOLS},"messages":[`;
     this.#headers = { 'content-type': 'application/json', ...target.headers };
-    this.#messages = [SYSTEM, ...(opts.history?.(id) ?? [])];
+    this.#messages = agent ? [AGENT_HEAD.system, AGENT_HEAD.context(opts.tag, id), ...(opts.history?.(id) ?? [])] : [SYSTEM, ...(opts.history?.(id) ?? [])];
   }
 
   /** Sends the next request; resolves to its latency in ms, to the reply's last byte. */

@@ -110,6 +110,12 @@ export function checkTargets(w: WorkloadReport): string | undefined {
     return `prefix-proxy's CPU per request at most 3x the bare pipe's: ${fmt(cpu, 2)}x, ${verdict(known(cpu) ? cpu <= 3 : undefined)}; `
       + `its throughput at least 40% of the pipe's: ${fmt(100 * rps, 0)}%, ${verdict(known(rps) ? rps >= 0.4 : undefined)}.`;
   }
+  if (w.key === 'agent-head') {
+    const cpu = p((r) => r.cpuPerRequest) / pipe((r) => r.cpuPerRequest);
+    const rps = p((r) => r.rps) / pipe((r) => r.rps);
+    return `No target of its own; held to (a)'s, prefix-proxy's CPU per request is ${fmt(cpu, 2)}x the bare pipe's (at most 3x: ${verdict(known(cpu) ? cpu <= 3 : undefined)}) `
+      + `and its throughput ${fmt(100 * rps, 0)}% of the pipe's (at least 40%: ${verdict(known(rps) ? rps >= 0.4 : undefined)}).`;
+  }
   if (w.key === 'new-conversation') {
     const rps = p((r) => r.rps);
     const ratio = rps / pipe((r) => r.rps);

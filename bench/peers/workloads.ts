@@ -35,8 +35,8 @@ export function quickSizes(): void {
   SIZES.live.conversations = 40;
 }
 
-export type WorkloadKey = 'agent' | 'agent-stream' | 'new-conversation' | 'deep-256k' | 'deep-1m' | 'live-sessions';
-export const WORKLOAD_KEYS: WorkloadKey[] = ['agent', 'agent-stream', 'new-conversation', 'deep-256k', 'deep-1m', 'live-sessions'];
+export type WorkloadKey = 'agent' | 'agent-stream' | 'agent-head' | 'new-conversation' | 'deep-256k' | 'deep-1m' | 'live-sessions';
+export const WORKLOAD_KEYS: WorkloadKey[] = ['agent', 'agent-stream', 'agent-head', 'new-conversation', 'deep-256k', 'deep-1m', 'live-sessions'];
 
 /** A short agent load before measuring, so every target is measured warm. */
 async function warmUp(target: Target, tag: string, stream: boolean): Promise<void> {
@@ -57,11 +57,11 @@ function fromSamples(target: Target, samples: readonly Sample[], wallMs: number,
 }
 
 /** (a) 8 conversations at once, each request the history plus a ~2 KB user turn, 40 turns each. */
-export async function agentLoad(target: Target, tag: string, stream: boolean): Promise<RunResult> {
+export async function agentLoad(target: Target, tag: string, stream: boolean, head: 'small' | 'agent' = 'small'): Promise<RunResult> {
   await warmUp(target, tag, stream);
   const { concurrency, conversations, turns, turnBytes } = SIZES.agent;
   const cpu0 = cpuMs(target.pid);
-  const run = await drive(target, { concurrency, conversations, turns, turnBytes: () => turnBytes, stream, tag });
+  const run = await drive(target, { concurrency, conversations, turns, turnBytes: () => turnBytes, stream, tag, head });
   return fromSamples(target, run.samples, run.wallMs, cpuMs(target.pid) - cpu0);
 }
 
