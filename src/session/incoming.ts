@@ -7,15 +7,15 @@
  * redacted form, canonical text, fingerprints and chain hashes are computed only where that cannot
  * decide. Pure.
  */
-import type { NeutralMessage } from '../core/types.js';
+import type { ContentPart, NeutralMessage } from '../core/types.js';
 import { redactDeep } from '../log/redact.js';
 import { messageKey, replyFingerprint } from './fingerprint.js';
 
 /**
- * Keys of text messages by their role and text. Every request is keyed by its first message (the
+ * Keys of text messages by their role and text (or parts). Every request is keyed by its first message (the
  * locator finds the sessions that opened with it), and a coding agent's first message carries its
  * context files, 10 KB and more, which would otherwise be redacted, canonicalised and hashed again
- * on every request. A text message's key depends on its role and text only (messageKey).
+ * on every request. A system or user message's key depends on its role and content only (messageKey).
  */
 const textKeys = new Map<string, string>();
 /** Characters of text the map holds; past the bound it starts again (first messages repeat at once). */
@@ -34,8 +34,10 @@ function keepKey(text: string, key: string): void {
 
 function textKey(msg: NeutralMessage): string | undefined {
   if (msg.role === 'system') return 's' + msg.content;
-  if (msg.role === 'user' && typeof msg.content === 'string') return 'u' + msg.content;
-  return undefined;
+  if (msg.role !== 'user') return undefined;
+  // Content parts (the Responses and Anthropic wires send text as parts) by their JSON, boundaries
+  // included: redaction runs part by part.
+  return typeof msg.content === 'string' ? 'u' + msg.content : 'p' + JSON.stringify(msg.content);
 }
 
 export class IncomingMessage {
@@ -97,7 +99,7 @@ function identical(a: NeutralMessage, b: NeutralMessage): boolean {
     case 'system':
       return b.role === 'system' && a.content === b.content;
     case 'user':
-      return b.role === 'user' && typeof a.content === 'string' && a.content === b.content;
+      return b.role === 'user' && sameContent(a.content, b.content);
     case 'tool':
       return b.role === 'tool' && a.tool_call_id === b.tool_call_id && a.content === b.content;
     case 'assistant': {
@@ -107,6 +109,25 @@ function identical(a: NeutralMessage, b: NeutralMessage): boolean {
       return x.length === y.length && x.every((c, i) => c.id === y[i]!.id && c.name === y[i]!.name && c.arguments === y[i]!.arguments);
     }
   }
+}
+
+/**
+ * Text or parts equal as they stand. The Responses and Anthropic wires send a user's text as parts:
+ * compared part by part here, a resent history is told apart without keying every message.
+ */
+function sameContent(a: string | readonly ContentPart[], b: string | readonly ContentPart[]): boolean {
+  if (typeof a === 'string' || typeof b === 'string') return a === b;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (x.type === 'text') {
+      if (y.type !== 'text' || x.text !== y.text) return false;
+    } else if (y.type !== 'image' || x.sha256 !== y.sha256 || x.mime !== y.mime || x.tokens !== y.tokens || x.detail !== y.detail) {
+      return false;
+    }
+  }
+  return true;
 }
 
 /**

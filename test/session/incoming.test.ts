@@ -25,6 +25,29 @@ describe('comparing incoming messages with the view', () => {
     expect(other.reads).toBe(1);
   });
 
+  it('decides equal content parts (the Responses and Anthropic wires) without computing the canonical form', () => {
+    class Counting extends IncomingMessage {
+      reads = 0;
+      override get key(): string {
+        this.reads++;
+        return super.key;
+      }
+    }
+    const parts = (text: string, sha = 'abc'): NeutralMessage => ({ role: 'user', content: [{ type: 'text', text }, { type: 'image', sha256: sha, mime: 'image/png', tokens: 85 }] });
+    const same = new Counting(parts('hello'));
+    expect(sameMessage(entry(parts('hello')), same)).toBe(true);
+    expect(same.reads).toBe(0);
+    for (const other of [parts('hello!'), parts('hello', 'abd'), { role: 'user', content: [{ type: 'text', text: 'hello' }] } as NeutralMessage]) {
+      const incoming = new Counting(other);
+      expect(sameMessage(entry(parts('hello')), incoming)).toBe(false);
+      expect(incoming.reads).toBe(1);
+    }
+    // Parts against a string of the same text: not equal as they stand, equal canonically.
+    const asString = new Counting({ role: 'user', content: 'hello' });
+    expect(sameMessage(entry({ role: 'user', content: [{ type: 'text', text: 'hello' }] }), asString)).toBe(true);
+    expect(asString.reads).toBe(1);
+  });
+
   it('falls back to the canonical form where strings differ but the message is the same', () => {
     const logged: NeutralMessage = { role: 'assistant', content: null, tool_calls: [{ id: 'c1', name: 'f', arguments: '{"a":1,"b":2}' }] };
     const echoed: NeutralMessage = { role: 'assistant', content: '', tool_calls: [{ id: 'c1', name: 'f', arguments: '{"b": 2, "a": 1}' }] };
