@@ -19,6 +19,7 @@ import { longSessionSection } from './long-session.js';
 import { measureOverhead } from './overhead.js';
 import { baselineMain, measurePeers, renderPeers } from './peers.js';
 import { measureReplicas, renderReplicas } from './replicas.js';
+import { measureWires, renderWires } from './wires.js';
 import { sessionFilesSection } from './session-files.js';
 import { logGrowthSection, liveMemorySection, startupSection, type Line } from './session-sections.js';
 import { soakSection } from './soak.js';
@@ -46,6 +47,7 @@ const SECTIONS: Record<string, (line: Line) => Promise<boolean>> = {
   'session-files': sessionFilesSection,
   peers: peersSection,
   'peers-baseline': peersBaselineSection,
+  wires: wiresSection,
   replicas: async (line) => {
     for (const l of renderReplicas(await measureReplicas())) line(l);
     return true;
@@ -209,6 +211,15 @@ function gitRev(root: string): string {
   } catch {
     return root;
   }
+}
+
+/** Each inbound wire with an agent's head and a small one; with `--baseline`, that build in the same rounds. */
+async function wiresSection(line: Line): Promise<boolean> {
+  const started = new Date();
+  const main = flags.baseline === undefined ? undefined : baselineMain(flags.baseline);
+  const report = await measureWires(main === undefined ? {} : { baseline: main });
+  for (const l of renderWires(report, started, main === undefined ? undefined : gitRev(dirname(dirname(dirname(main)))))) line(l);
+  return true;
 }
 
 async function peersSection(line: Line): Promise<boolean> {

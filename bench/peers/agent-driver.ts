@@ -51,18 +51,22 @@ const TOOLS = JSON.stringify(AGENT_TOOLS);
  * prompt, 30 tools with long descriptions and schemas (~30 KB), and a first user message of ~13 KB
  * (context files, the project's instructions), all repeated unchanged on every request.
  */
+const HEAD_SYSTEM = `You are a coding agent working in the user's repository.\n${fileContent(91, 0, 0, 16_000)}`;
+const HEAD_TOOLS = Array.from({ length: 30 }, (_, i) => ({
+  name: `tool_${i}`,
+  description: fileContent(92, i, 0, 700),
+  parameters: { type: 'object', properties: { path: { type: 'string', description: 'A path in the repository.' }, text: { type: 'string', description: fileContent(93, i, 0, 150) }, limit: { type: 'integer' } }, required: ['path'] },
+}));
+
 export const AGENT_HEAD = {
-  system: JSON.stringify({ role: 'system', content: `You are a coding agent working in the user's repository.\n${fileContent(91, 0, 0, 16_000)}` }),
-  tools: JSON.stringify(Array.from({ length: 30 }, (_, i) => ({
-    type: 'function',
-    function: {
-      name: `tool_${i}`,
-      description: fileContent(92, i, 0, 700),
-      parameters: { type: 'object', properties: { path: { type: 'string', description: 'A path in the repository.' }, text: { type: 'string', description: fileContent(93, i, 0, 150) }, limit: { type: 'integer' } }, required: ['path'] },
-    },
-  }))),
-  context: (tag: string, conversation: number) =>
-    JSON.stringify({ role: 'user', content: `<context conversation="${tag}-${conversation}">\n${fileContent(94, 0, 0, 13_000)}\n</context>` }),
+  /** The parts, for other wires (bench/wires.ts). */
+  systemText: HEAD_SYSTEM,
+  toolList: HEAD_TOOLS,
+  contextText: (tag: string, conversation: number) => `<context conversation="${tag}-${conversation}">\n${fileContent(94, 0, 0, 13_000)}\n</context>`,
+  /** Serialised for the chat wire. */
+  system: JSON.stringify({ role: 'system', content: HEAD_SYSTEM }),
+  tools: JSON.stringify(HEAD_TOOLS.map((t) => ({ type: 'function', function: t }))),
+  context: (tag: string, conversation: number) => JSON.stringify({ role: 'user', content: AGENT_HEAD.contextText(tag, conversation) }),
 };
 
 export async function drive(target: Target, opts: DriveOptions): Promise<DriveResult> {
