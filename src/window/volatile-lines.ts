@@ -7,9 +7,24 @@
  */
 import type { NeutralMessage } from '../core/types.js';
 
+/**
+ * The prompts seen last and what they became: a client sends the same system prompt, 10-20 KB for
+ * a coding agent, on every request, and testing each of its lines again cost more than comparing it.
+ */
+const recent: { text: string; patterns: readonly RegExp[]; out: string }[] = [];
+const RECENT = 4;
+
 /** Whole lines matching any pattern are removed; blank lines left at either end go with them. */
 export function dropVolatileLines(text: string, patterns: readonly RegExp[]): string {
   if (patterns.length === 0) return text;
+  for (const r of recent) if (r.patterns === patterns && r.text === text) return r.out;
+  const out = dropLines(text, patterns);
+  recent.unshift({ text, patterns, out });
+  if (recent.length > RECENT) recent.pop();
+  return out;
+}
+
+function dropLines(text: string, patterns: readonly RegExp[]): string {
   const lines = text.split('\n');
   const kept = lines.filter((line) => !patterns.some((p) => p.test(line)));
   if (kept.length === lines.length) return text;
