@@ -18,8 +18,11 @@ import { messageKey, replyFingerprint } from './fingerprint.js';
  * on every request. A system or user message's key depends on its role and content only (messageKey).
  */
 const textKeys = new Map<string, string>();
-/** Characters of text the map holds; past the bound it starts again (first messages repeat at once). */
-const MAX_TEXT_CHARS = 8 * 2 ** 20;
+/**
+ * Characters of text the map holds (about as many bytes): the first messages of the conversations
+ * going on, 2 MB of them, say 150 coding agents'. Past the bound it starts again.
+ */
+const MAX_TEXT_CHARS = 2 * 2 ** 20;
 let textChars = 0;
 
 function keepKey(text: string, key: string): void {
@@ -58,6 +61,15 @@ export class IncomingMessage {
 
   /** messageKey of the message as logged. */
   get key(): string {
+    this.#key ??= messageKey(this.logged);
+    return this.#key;
+  }
+
+  /**
+   * The key of a request's first message, which the locator asks of every request: kept by the
+   * message's text for the next request of its conversation.
+   */
+  get openerKey(): string {
     if (this.#key === undefined) {
       const text = textKey(this.msg);
       this.#key = text === undefined ? undefined : textKeys.get(text);

@@ -143,7 +143,7 @@ export class Locator {
    */
   #extendedLive(req: Lookup, live: (id: string) => ClientView | undefined): string | undefined {
     if (req.incoming.length === 0) return undefined;
-    const openers = this.#index.openedWith(chainHashes(req.h0, [req.incoming[0]!.key])[0]!);
+    const openers = this.#index.openedWith(chainHashes(req.h0, [req.incoming[0]!.openerKey])[0]!);
     if (openers === undefined) return undefined;
     let best: { id: string; length: number } | undefined;
     for (const id of openers) {

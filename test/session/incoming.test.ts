@@ -121,17 +121,18 @@ describe('a request compared twice with its session (locator, then plan)', () =>
   });
 });
 
-describe('the key of a text message', () => {
+describe('the key of a request\'s first message', () => {
   it('is the key of the message as logged, kept by role and text: a credential in it is keyed redacted, every time', () => {
     const secret = 'sk-proj-' + 'A1b2C3d4E5f6G7h8'.repeat(3);
     const text = `context files follow. OPENAI_API_KEY=${secret}\n` + 'more context '.repeat(2000);
     const asLogged = messageKey(redactDeep({ role: 'user', content: text }).value as NeutralMessage);
     expect(asLogged).not.toBe(messageKey({ role: 'user', content: text }));
     // First computed, then found by its text (a new object each time, as each request parses it).
-    for (let i = 0; i < 3; i++) expect(new IncomingMessage({ role: 'user', content: text.slice(0) }).key).toBe(asLogged);
+    for (let i = 0; i < 3; i++) expect(new IncomingMessage({ role: 'user', content: text.slice(0) }).openerKey).toBe(asLogged);
     // The same text under another role is another message; content parts are keyed as before.
-    expect(new IncomingMessage({ role: 'system', content: text }).key).toBe(messageKey(redactDeep({ role: 'system', content: text }).value as NeutralMessage));
+    expect(new IncomingMessage({ role: 'system', content: text }).openerKey).toBe(messageKey(redactDeep({ role: 'system', content: text }).value as NeutralMessage));
     const parts: NeutralMessage = { role: 'user', content: [{ type: 'text', text }] };
-    expect(new IncomingMessage(parts).key).toBe(messageKey(redactDeep(parts).value as NeutralMessage));
+    expect(new IncomingMessage(parts).openerKey).toBe(messageKey(redactDeep(parts).value as NeutralMessage));
+    expect(new IncomingMessage(parts).key).toBe(new IncomingMessage(parts).openerKey);
   });
 });
