@@ -27,12 +27,15 @@ export function restoreReply(view: ClientView, msg: NeutralMessage): NeutralMess
 }
 
 /** Keep each unchanged tool's first serialisation and first-seen order; add new ones in client order. */
-export function mergeCatalog(current: readonly ToolSpec[], incoming: readonly ToolSpec[]): ToolSpec[] {
+export function mergeCatalog(current: readonly ToolSpec[], incoming: ToolSpec[]): ToolSpec[] {
   const byName = new Map(incoming.map((t) => [t.function.name, t]));
   const kept = current.filter((t) => {
     const next = byName.get(t.function.name);
     return next !== undefined && canonicalJson(next) === canonicalJson(t);
   });
   const keptNames = new Set(kept.map((t) => t.function.name));
-  return [...kept, ...incoming.filter((t) => !keptNames.has(t.function.name))];
+  const merged = [...kept, ...incoming.filter((t) => !keptNames.has(t.function.name))];
+  // The request's own array when that is what the merge gives (a new session's first catalog):
+  // sessions under one head then share one array, and the texts kept by it (dialects/tools-json.ts).
+  return merged.length === incoming.length && merged.every((t, i) => t === incoming[i]) ? incoming : merged;
 }

@@ -12,35 +12,33 @@ import { redactDeep } from '../log/redact.js';
 import { messageKey, replyFingerprint } from './fingerprint.js';
 
 /**
- * Keys of text messages by their role and text (or parts). Every request is keyed by its first message (the
+ * Keys of first messages by their content. Every request is keyed by its first message (the
  * locator finds the sessions that opened with it), and a coding agent's first message carries its
  * context files, 10 KB and more, which would otherwise be redacted, canonicalised and hashed again
- * on every request. A system or user message's key depends on its role and content only (messageKey).
+ * on every request. A system or user message's key depends on its role and content only
+ * (messageKey). Texts are the map keys as they are, no copy: the session's view holds the same
+ * string. Content parts (the Responses and Anthropic wires send text as parts) go by their JSON,
+ * part boundaries included, since redaction runs part by part.
  */
-const textKeys = new Map<string, string>();
-/**
- * Characters of text the map holds (about as many bytes): the first messages of the conversations
- * going on, 2 MB of them, say 150 coding agents'. Past the bound it starts again.
- */
-const MAX_TEXT_CHARS = 2 * 2 ** 20;
-let textChars = 0;
+const KEPT: Record<'system' | 'user' | 'parts', Map<string, string>> = { system: new Map(), user: new Map(), parts: new Map() };
+/** Characters of content kept, all maps together; past the bound they start again. */
+const MAX_KEPT_CHARS = 2 * 2 ** 20;
+let keptChars = 0;
 
-function keepKey(text: string, key: string): void {
-  if (text.length > MAX_TEXT_CHARS) return;
-  if (textChars + text.length > MAX_TEXT_CHARS) {
-    textKeys.clear();
-    textChars = 0;
-  }
-  textKeys.set(text, key);
-  textChars += text.length;
+function keptKeys(msg: NeutralMessage): { map: Map<string, string>; text: string } | undefined {
+  if (msg.role === 'system') return { map: KEPT.system, text: msg.content };
+  if (msg.role !== 'user') return undefined;
+  return typeof msg.content === 'string' ? { map: KEPT.user, text: msg.content } : { map: KEPT.parts, text: JSON.stringify(msg.content) };
 }
 
-function textKey(msg: NeutralMessage): string | undefined {
-  if (msg.role === 'system') return 's' + msg.content;
-  if (msg.role !== 'user') return undefined;
-  // Content parts (the Responses and Anthropic wires send text as parts) by their JSON, boundaries
-  // included: redaction runs part by part.
-  return typeof msg.content === 'string' ? 'u' + msg.content : 'p' + JSON.stringify(msg.content);
+function keep(map: Map<string, string>, text: string, key: string): void {
+  if (text.length > MAX_KEPT_CHARS) return;
+  if (keptChars + text.length > MAX_KEPT_CHARS) {
+    for (const m of Object.values(KEPT)) m.clear();
+    keptChars = 0;
+  }
+  map.set(text, key);
+  keptChars += text.length;
 }
 
 export class IncomingMessage {
@@ -71,11 +69,11 @@ export class IncomingMessage {
    */
   get openerKey(): string {
     if (this.#key === undefined) {
-      const text = textKey(this.msg);
-      this.#key = text === undefined ? undefined : textKeys.get(text);
+      const kept = keptKeys(this.msg);
+      this.#key = kept?.map.get(kept.text);
       if (this.#key === undefined) {
         this.#key = messageKey(this.logged);
-        if (text !== undefined) keepKey(text, this.#key);
+        if (kept !== undefined) keep(kept.map, kept.text, this.#key);
       }
     }
     return this.#key;

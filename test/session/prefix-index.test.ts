@@ -108,6 +108,16 @@ describe('mergeCatalog', () => {
     expect(merged[0]).toBe(current[0]);
   });
 
+  it('gives back the request\'s own array when the merge is that array, so sessions under one head share it', () => {
+    const incoming = [tool('a', 'A'), tool('b', 'B')];
+    expect(mergeCatalog([], incoming)).toBe(incoming);
+    expect(mergeCatalog([tool('x', 'X')], incoming)).toBe(incoming);
+    // An unchanged tool kept from the session's own catalog is its first serialisation: another array.
+    const kept = mergeCatalog([tool('a', 'A')], incoming);
+    expect(kept).not.toBe(incoming);
+    expect(kept).toEqual(incoming);
+  });
+
   it('a view that grew is indexed from where it was; one that was rewritten, again from its start', () => {
     const index = new PrefixIndex();
     const grown = [u('1'), r('a'), u('2')];
