@@ -8,15 +8,17 @@ import { redactDeep } from '../../src/log/redact.js';
 
 const entry = (msg: NeutralMessage) => ({ msg, key: messageKey(msg) });
 
+/** Counts how often a message's canonical key is asked for. */
+class Counting extends IncomingMessage {
+  reads = 0;
+  override get key(): string {
+    this.reads++;
+    return super.key;
+  }
+}
+
 describe('comparing incoming messages with the view', () => {
   it('decides equal strings without computing the canonical form', () => {
-    class Counting extends IncomingMessage {
-      reads = 0;
-      override get key(): string {
-        this.reads++;
-        return super.key;
-      }
-    }
     const same = new Counting({ role: 'user', content: 'hello' });
     expect(sameMessage(entry({ role: 'user', content: 'hello' }), same)).toBe(true);
     expect(same.reads).toBe(0);
@@ -26,13 +28,6 @@ describe('comparing incoming messages with the view', () => {
   });
 
   it('decides equal content parts (the Responses and Anthropic wires) without computing the canonical form', () => {
-    class Counting extends IncomingMessage {
-      reads = 0;
-      override get key(): string {
-        this.reads++;
-        return super.key;
-      }
-    }
     const parts = (text: string, sha = 'abc'): NeutralMessage => ({ role: 'user', content: [{ type: 'text', text }, { type: 'image', sha256: sha, mime: 'image/png', tokens: 85 }] });
     const same = new Counting(parts('hello'));
     expect(sameMessage(entry(parts('hello')), same)).toBe(true);
