@@ -2,26 +2,15 @@
  * A request's tools as a wire writes them, serialised once per catalog. A coding agent sends 10 to
  * 60 KB of tool definitions with every request, unchanged, and the window hands out the same array
  * until the session's catalog changes (window/state.ts): so each wire's text of a catalog is kept
- * by that array, under the wire's own variant (a breakpoint on the last tool, say), and goes when
- * the array does. Catalog arrays are never changed once logged (log/session-log.ts).
+ * by that array (core/kept-text.ts), under the wire's own variant (a breakpoint on the last tool,
+ * say).
  */
+import { keptText } from '../core/kept-text.js';
 import type { ToolSpec } from '../core/types.js';
-
-const kept = new WeakMap<readonly ToolSpec[], Map<string, string>>();
 
 /** JSON.stringify(encode(tools)), made the first time this array is asked for under `variant`. */
 export function toolsJson(tools: readonly ToolSpec[], variant: string, encode: (tools: readonly ToolSpec[]) => unknown): string {
-  let texts = kept.get(tools);
-  if (texts === undefined) {
-    texts = new Map();
-    kept.set(tools, texts);
-  }
-  let text = texts.get(variant);
-  if (text === undefined) {
-    text = JSON.stringify(encode(tools));
-    texts.set(variant, text);
-  }
-  return text;
+  return keptText(tools, variant, () => JSON.stringify(encode(tools)));
 }
 
 /**

@@ -11,6 +11,7 @@
  */
 import { canonicalJson, DigestChain, sha256Hex } from '../core/canonical.js';
 import { ProxyError } from '../core/errors.js';
+import { keptText } from '../core/kept-text.js';
 import { estimateTextTokens } from '../core/estimate.js';
 import type { EventOf, Fold, LogEvent, Recipe } from '../core/events.js';
 import type { NeutralMessage, NeutralRequest, Origin, RequestParams, ToolSpec } from '../core/types.js';
@@ -65,20 +66,12 @@ interface Cache {
 }
 
 /**
- * The canonical JSON of a catalog, by its array: every request's digest holds the tools, 10 to
- * 60 KB of them for a coding agent, and they change only by a catalog event. Keyed by identity, so
- * sessions that share a head (session/heads.ts hands out one array per head) share one text, and a
- * text goes when its array does. Event bodies are never changed once appended (log/session-log.ts).
+ * The canonical JSON of a catalog, kept by its array: every request's digest holds the tools, 10 to
+ * 60 KB of them for a coding agent, and they change only by a catalog event. Sessions that share a
+ * head (session/heads.ts hands out one array per head) share one text.
  */
-const toolsTexts = new WeakMap<readonly ToolSpec[], string>();
-
 function toolsText(tools: readonly ToolSpec[]): string {
-  let text = toolsTexts.get(tools);
-  if (text === undefined) {
-    text = canonicalJson(tools);
-    toolsTexts.set(tools, text);
-  }
-  return text;
+  return keptText(tools, 'canonical', () => canonicalJson(tools));
 }
 
 export class WindowState {

@@ -122,8 +122,19 @@ describe('the key of a request\'s first message', () => {
     const text = `context files follow. OPENAI_API_KEY=${secret}\n` + 'more context '.repeat(2000);
     const asLogged = messageKey(redactDeep({ role: 'user', content: text }).value as NeutralMessage);
     expect(asLogged).not.toBe(messageKey({ role: 'user', content: text }));
-    // First computed, then found by its text (a new object each time, as each request parses it).
-    for (let i = 0; i < 3; i++) expect(new IncomingMessage({ role: 'user', content: text.slice(0) }).openerKey).toBe(asLogged);
+    // First computed, then found by its text (a new object each time, as each request parses it):
+    // the later ones are not redacted again.
+    class Redacting extends IncomingMessage {
+      redactions = 0;
+      override get logged(): NeutralMessage {
+        this.redactions++;
+        return super.logged;
+      }
+    }
+    const requests = [0, 1, 2].map(() => new Redacting({ role: 'user', content: `${text} ` }));
+    for (const m of requests) expect(m.openerKey).toBe(messageKey(redactDeep({ role: 'user', content: `${text} ` }).value as NeutralMessage));
+    expect(requests.map((m) => m.redactions)).toEqual([1, 0, 0]);
+    expect(new IncomingMessage({ role: 'user', content: text.slice(0) }).openerKey).toBe(asLogged);
     // The same text under another role is another message; content parts are keyed as before.
     expect(new IncomingMessage({ role: 'system', content: text }).openerKey).toBe(messageKey(redactDeep({ role: 'system', content: text }).value as NeutralMessage));
     const parts: NeutralMessage = { role: 'user', content: [{ type: 'text', text }] };
