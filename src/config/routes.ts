@@ -4,6 +4,7 @@
  * A `[models]` name wins; else `provider/model` with a configured provider (the model part may
  * hold slashes: `openrouter/anthropic/claude-sonnet-4.6`).
  */
+import { LRUCache } from 'lru-cache';
 import { ProxyError } from '../core/errors.js';
 import { NEW_SESSION_WINDOW_VERSION, type Recipe } from '../core/events.js';
 import type { DialectRoute } from '../core/route.js';
@@ -65,7 +66,40 @@ export interface Deployment {
   timeouts: Timeouts;
 }
 
+/**
+ * Routes resolved, per config: a route depends on the config and the name only, and resolving one
+ * (a new route object, its deployments, the base URL parsed) was ~1.5% of a new conversation's
+ * main-thread time (bench/RESULTS.md, Peers (b)). Bounded, since clients may name any
+ * `provider/model`; frozen, since every request of the model shares it.
+ */
+const RESOLVED = new WeakMap<Config, LRUCache<string, Route>>();
+const RESOLVED_MAX = 1024;
+
 export function resolveRoute(config: Config, requestedModel: string): Route {
+  let memo = RESOLVED.get(config);
+  if (memo === undefined) {
+    memo = new LRUCache({ max: RESOLVED_MAX });
+    RESOLVED.set(config, memo);
+  }
+  let route = memo.get(requestedModel);
+  if (route === undefined) {
+    route = freezeRoute(routeOf(config, requestedModel));
+    memo.set(requestedModel, route);
+  }
+  return route;
+}
+
+/** The route's own objects, not what it shares with the config (figures, prices, expressions). */
+function freezeRoute(route: Route): Route {
+  Object.freeze(route.dialect.headers);
+  Object.freeze(route.dialect);
+  for (const d of route.deployments) Object.freeze(Object.freeze(d).headers);
+  Object.freeze(route.deployments);
+  Object.freeze(route.recipe);
+  return Object.freeze(route);
+}
+
+function routeOf(config: Config, requestedModel: string): Route {
   const configured = Object.hasOwn(config.models, requestedModel) ? config.models[requestedModel] : undefined;
   if (configured !== undefined) {
     const route = makeRoute(requestedModel, providerOf(config, configured.provider), configured, config);

@@ -8,7 +8,7 @@
  * at 200 B, 9x at 4 KiB and 10x at 256 KiB, and it can copy a running hash, which lets a
  * request's digest resume from its unchanged prefix (`DigestChain`).
  */
-import { createHash, type Hash } from 'node:crypto';
+import { createHash, hash, type Hash } from 'node:crypto';
 
 /**
  * Iterative, with an explicit stack: the session, the log and replay canonicalise what clients and
@@ -157,8 +157,9 @@ export function canonicalJsonWith(obj: Readonly<Record<string, unknown>>, texts:
   return out + '}';
 }
 
+/** One-shot: `crypto.hash` costs half of a Hash object's create, update and digest on short texts. */
 export function sha256Hex(data: string | Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
+  return hash('sha256', data, 'hex');
 }
 
 export function canonicalDigest(value: unknown): string {

@@ -13,7 +13,7 @@
  * remove it by hand), and processes in different pid namespaces sharing a data directory cannot
  * see each other.
  */
-import { linkSync, unlinkSync } from 'node:fs';
+import { linkSync, statSync, unlinkSync } from 'node:fs';
 import { link, readdir, readFile, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -35,8 +35,8 @@ let asideCounter = 0;
 export async function acquireLock(lockFile: string, logFile: string): Promise<FileLock> {
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     try {
-      await createLock(lockFile);
-      return { file: lockFile, release: () => releaseLock(lockFile) };
+      const made = await createLock(lockFile);
+      return { file: lockFile, release: () => releaseLock(lockFile, made) };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
@@ -51,11 +51,21 @@ export async function acquireLock(lockFile: string, logFile: string): Promise<Fi
   throw new ProxyError('log_locked', { file: logFile, pid: 'unknown (the lock file keeps changing)' });
 }
 
-/** This process's pid file in each directory it locks in, made once; removed when it exits. */
-const pidFiles = new Map<string, Promise<string | undefined>>();
+/** This process's pid file, and its inode: every lock linked to it is that inode. */
+interface PidFile {
+  file: string;
+  dev: number;
+  ino: number;
+}
 
-/** The lock, made by linking it to this process's pid file; `EEXIST` when the name is taken. */
-async function createLock(lockFile: string): Promise<void> {
+/** This process's pid file in each directory it locks in, made once; removed when it exits. */
+const pidFiles = new Map<string, Promise<PidFile | undefined>>();
+
+/**
+ * The lock, made by linking it to this process's pid file (then returned) or as a file of its
+ * own; `EEXIST` when the name is taken.
+ */
+async function createLock(lockFile: string): Promise<PidFile | undefined> {
   const dir = dirname(lockFile);
   let pidFile = pidFiles.get(dir);
   if (pidFile === undefined) {
@@ -67,8 +77,8 @@ async function createLock(lockFile: string): Promise<void> {
     try {
       // Synchronous: a link allocates nothing and takes ~10 µs, less than a trip through the
       // thread pool costs the main thread.
-      linkSync(source, lockFile);
-      return;
+      linkSync(source.file, lockFile);
+      return source;
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'EEXIST') throw err;
@@ -77,9 +87,10 @@ async function createLock(lockFile: string): Promise<void> {
     }
   }
   await createFile(lockFile, `${process.pid}\n`);
+  return undefined;
 }
 
-async function writePidFile(dir: string): Promise<string | undefined> {
+async function writePidFile(dir: string): Promise<PidFile | undefined> {
   const file = join(dir, `.writer-${process.pid}`);
   try {
     // `w`: a file left by a dead process that had this pid holds the same text.
@@ -90,7 +101,8 @@ async function writePidFile(dir: string): Promise<string | undefined> {
   if (exitRemovals.size === 0) process.once('exit', removePidFiles);
   exitRemovals.add(file);
   void removeDeadPidFiles(dir);
-  return file;
+  const { dev, ino } = statSync(file);
+  return { file, dev, ino };
 }
 
 /**
@@ -121,22 +133,33 @@ function removePidFiles(): void {
   }
 }
 
-async function releaseLock(lockFile: string): Promise<void> {
+async function releaseLock(lockFile: string, linkedTo: PidFile | undefined): Promise<void> {
   // Only remove it if it is still ours (a take-over by someone who judged us dead must stand).
-  let text: string;
-  try {
-    text = readSmall(lockFile);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw err;
+  if (!(linkedTo !== undefined && isLinkTo(lockFile, linkedTo))) {
+    let text: string;
+    try {
+      text = readSmall(lockFile);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw err;
+    }
+    if (parsePid(text) !== process.pid) return;
   }
-  if (parsePid(text) !== process.pid) return;
   // Synchronous like the link: removing a lock frees nothing while the pid file holds its inode.
   try {
     unlinkSync(lockFile);
   } catch (err) {
     ignoreMissing(err as NodeJS.ErrnoException);
   }
+}
+
+/**
+ * The lock is still the link this process made: one stat, where reading the pid back is an open,
+ * a read and a close, on every session that leaves memory. A lock taken over is another inode.
+ */
+function isLinkTo(lockFile: string, pidFile: PidFile): boolean {
+  const st = statSync(lockFile, { throwIfNoEntry: false });
+  return st !== undefined && st.ino === pidFile.ino && st.dev === pidFile.dev;
 }
 
 /** The pid in the lock, `'gone'` if the file vanished, `'unreadable'` if it never held a pid. */

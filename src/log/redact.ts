@@ -52,8 +52,24 @@ export function redactText(text: string): { text: string; hits: string[] } {
  */
 export function redactDeep<T>(value: T): Redacted<T> {
   const hits: string[] = [];
-  return { value: walk(value, hits, 1) as T, hits };
+  const out = walk(value, hits, 1) as T;
+  if (typeof value === 'object' && value !== null) {
+    const result = { value: out, hits: [...hits] };
+    DONE.set(value, result);
+    if ((out as unknown) !== value) DONE.set(out as object, { value: out, hits: [] });
+  }
+  return { value: out, hits };
 }
+
+/**
+ * What `redactDeep` made of each object it was given, and its result as its own: a new message is
+ * redacted to be keyed (session/incoming.ts) and then again as part of the event the log writes,
+ * and a walk that meets an object redacted before takes its result and its hits instead of
+ * scanning its text again. Sound because a value is not changed once redacted (an event's body
+ * must not be, session-log.ts); only the objects given to `redactDeep` are kept, not every one
+ * inside them.
+ */
+const DONE = new WeakMap<object, Redacted<unknown>>();
 
 /** Marker text for a removed secret; exported so readers can recognise it. */
 export function redactedMarker(kind: string): string {
@@ -117,6 +133,11 @@ function applyRule(rule: Rule, text: string, hits: string[]): string {
 function walk(value: unknown, hits: string[], depth: number): unknown {
   if (typeof value === 'string') return redactInto(value, hits);
   if (value === null || typeof value !== 'object') return value;
+  const done = DONE.get(value);
+  if (done !== undefined) {
+    for (const hit of done.hits) hits.push(hit);
+    return done.value;
+  }
   if (depth > MAX_EVENT_DEPTH) {
     throw new ProxyError('json_too_deep', { param: 'A log event', limit: MAX_EVENT_DEPTH });
   }

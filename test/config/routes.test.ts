@@ -102,6 +102,18 @@ describe('resolveRoute', () => {
     expect(err.message).toContain(`${presetOf(later).wire} is not supported yet`);
   });
 
+  it('resolves a name once per config: every request of it shares one frozen route', () => {
+    const route = resolveRoute(config, 'openrouter/anthropic/claude-sonnet-4.6');
+    expect(resolveRoute(config, 'openrouter/anthropic/claude-sonnet-4.6')).toBe(route);
+    expect(Object.isFrozen(route) && Object.isFrozen(route.dialect.headers) && Object.isFrozen(route.deployments[0]!.headers)).toBe(true);
+    // A name that fails is not kept: it fails again, and another config resolves its own.
+    expect(thrown(() => resolveRoute(config, 'nowhere/x')).code).toBe('model_not_found');
+    expect(thrown(() => resolveRoute(config, 'nowhere/x')).code).toBe('model_not_found');
+    const other = loadToml(TOML, env);
+    expect(resolveRoute(other, 'openrouter/anthropic/claude-sonnet-4.6')).not.toBe(route);
+    expect(resolveRoute(other, 'openrouter/anthropic/claude-sonnet-4.6')).toStrictEqual(route);
+  });
+
   it('routes to the built-in simulator once its address is known', () => {
     expect(thrown(() => resolveRoute(config, 'sim/sim-1')).message).toMatch(/simulator, which has not been started/);
     const started = withSimulator(config, 'http://127.0.0.1:41234/v1/');

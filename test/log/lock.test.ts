@@ -107,6 +107,15 @@ describe('the lock file', () => {
     expect(statSync(pidFile).nlink).toBe(1);
   });
 
+  it('closing leaves a lock that is no longer the one it made (taken over by a process that judged it dead)', async () => {
+    const store = new LogStore(dir);
+    const log = await store.open('taken', { create: true });
+    await rm(store.lockFile('taken'));
+    await writeFile(store.lockFile('taken'), '1\n');
+    await log.close();
+    expect(await readFile(store.lockFile('taken'), 'utf8')).toBe('1\n');
+  });
+
   it('the pid file of a process killed before it could remove its own is removed by the next writer', async () => {
     const store = new LogStore(dir);
     await mkdir(store.dir, { recursive: true });

@@ -83,6 +83,23 @@ describe('redactDeep', () => {
     expect(hits).toEqual(['authorization', 'api_key']);
   });
 
+  it('takes an object redacted before from its first redaction, hits included, without reading it again', () => {
+    const gh = creds.find((c) => c.kind === 'github')!;
+    let reads = 0;
+    const msg = { role: 'user' } as Record<string, unknown>;
+    Object.defineProperty(msg, 'content', { enumerable: true, get: () => (reads++, `use ${gh.text} here`) });
+    const first = redactDeep(msg);
+    expect(first.hits).toEqual(['github']);
+    const readsOnce = reads;
+    // The event the log writes holds the same message: its hits come again, its text is not read.
+    const event = redactDeep({ type: 'client.msg', msg });
+    expect(reads).toBe(readsOnce);
+    expect(event.hits).toEqual(['github']);
+    expect(event.value.msg).toBe(first.value);
+    // What a redaction returned is redacted as it stands.
+    expect(redactDeep({ again: first.value })).toStrictEqual({ value: { again: first.value }, hits: [] });
+  });
+
   it('keeps a "__proto__" key as a plain member', () => {
     const gh = creds.find((c) => c.kind === 'github')!;
     const input = JSON.parse(`{"__proto__":{"polluted":true},"t":"${gh.text}"}`) as Record<string, unknown>;
