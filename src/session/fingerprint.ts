@@ -31,15 +31,34 @@ export function canonicalMessage(msg: NeutralMessage): string {
  * so a session holds 64 characters per message instead of a second copy of its text.
  */
 export function messageKey(msg: NeutralMessage): string {
-  return sha256Hex(canonicalMessage(msg));
+  let key = KEYS.get(msg);
+  if (key === undefined) {
+    key = sha256Hex(canonicalMessage(msg));
+    KEYS.set(msg, key);
+  }
+  return key;
 }
+
+/**
+ * Keys and fingerprints by the message object: a new message is keyed to be located, then again
+ * when its event reaches the client view, which holds the same object (the log's redaction hands
+ * back what the first redaction made, redact.ts); a reply is fingerprinted when folded, when the
+ * next request looks for the latest and when the session's sidecar is written. Messages are not
+ * changed once made.
+ */
+const KEYS = new WeakMap<NeutralMessage, string>();
+const FINGERPRINTS = new WeakMap<NeutralMessage, string | null>();
 
 /** A reply's fingerprint without its tool call ids (some clients rewrite ids). */
 export function replyFingerprint(msg: NeutralMessage): string | undefined {
   if (msg.role !== 'assistant') return undefined;
-  const calls = (msg.tool_calls ?? []).map((call) => ({ n: call.name, a: canonicalArguments(call.arguments) }));
-  if ((msg.content ?? '') === '' && calls.length === 0) return undefined;
-  return sha256Hex(canonicalJson({ t: msg.content ?? '', c: calls }));
+  let fp = FINGERPRINTS.get(msg);
+  if (fp === undefined) {
+    const calls = (msg.tool_calls ?? []).map((call) => ({ n: call.name, a: canonicalArguments(call.arguments) }));
+    fp = (msg.content ?? '') === '' && calls.length === 0 ? null : sha256Hex(canonicalJson({ t: msg.content ?? '', c: calls }));
+    FINGERPRINTS.set(msg, fp);
+  }
+  return fp ?? undefined;
 }
 
 function contentText(content: string | ContentPart[]): string {
@@ -78,6 +97,9 @@ export function chainHashes(h0: string, keys: readonly string[]): string[] {
   }
   return out;
 }
+
+/** catalogKey([]): what a new session holds until its first catalog. */
+export const NO_CATALOG_KEY = sha256Hex(canonicalJson([]));
 
 /**
  * The tool set's key: the SHA-256 of its canonical form, equal for the same tools in any order or

@@ -7,7 +7,7 @@ import type { LogEvent } from '../core/events.js';
 import type { NeutralReply, NeutralRequest, RequestParams } from '../core/types.js';
 import type { SessionWriter } from '../store/types.js';
 import { StartTracker, WindowState, type StartPoint } from '../window/index.js';
-import { catalogKey } from './fingerprint.js';
+import { catalogKey, NO_CATALOG_KEY } from './fingerprint.js';
 import { answerKey } from './retry.js';
 import { TurnQueue } from './turn-queue.js';
 import { ClientView } from './view.js';
@@ -47,7 +47,7 @@ export class LiveSession {
   /** The parameters of the last request logged (a side request keeps those the upstream's cache is keyed on). */
   lastRequestParams: RequestParams | undefined;
   /** catalogKey of the tools the log holds. */
-  catalogKey = catalogKey([]);
+  catalogKey = NO_CATALOG_KEY;
   /**
    * View length before the running request added its messages; set while a request runs and its
    * client is still there (a request diverging from it then is a concurrent branch: a fork).

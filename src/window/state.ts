@@ -24,6 +24,9 @@ import { ResultCaps } from './tool-caps.js';
 import { selectTrim } from './trim.js';
 import { Rendering, walk, type Resume } from './walk.js';
 
+/** The key of an empty tool list, which every new window starts from. */
+const NO_TOOLS_KEY = sha256Hex('[]');
+
 export interface WindowInput {
   /** Config model name the request came in on (recorded in llm.req; not part of the request). */
   route: string;
@@ -79,7 +82,7 @@ export class WindowState {
   #system: { content: string; rendered: Rendered | undefined } | undefined;
   #tools: ToolSpec[] = [];
   /** canonicalDigest of the tools: a catalog event that changes nothing is told apart without keeping their text. */
-  #toolsKey = sha256Hex('[]');
+  #toolsKey = NO_TOOLS_KEY;
   #toolsEst = estimateTextTokens('[]');
   readonly #entries: Entry[] = [];
   /** Sticky elisions, from the log; made at the first (most sessions never trim). */

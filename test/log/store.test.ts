@@ -297,6 +297,19 @@ describe('LogStore / SessionLog', () => {
 });
 
 describe('durability', () => {
+  it('the directory entry of a new log is synced through one descriptor, held open until the store closes', async () => {
+    const store = new LogStore(dir);
+    const opens = vi.spyOn(RawFile, 'open');
+    const syncs = vi.spyOn(RawFile.prototype, 'sync');
+    const dirOpens = () => opens.mock.calls.filter(([path]) => path === store.dir).length;
+    for (const id of ['a', 'b', 'c']) await (await store.open(id, { create: true })).close();
+    expect([dirOpens(), syncs.mock.calls.length]).toStrictEqual([1, 3]);
+    await store.close();
+    await (await store.open('d', { create: true })).close();
+    expect([dirOpens(), syncs.mock.calls.length]).toStrictEqual([2, 4]);
+    await store.close();
+  });
+
   it('"fsync" syncs to disk before sync() resolves; "write" only writes to the OS', async () => {
     const { dir: d, cleanup: done } = await tempDir();
     try {

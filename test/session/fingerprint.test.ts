@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { NeutralMessage, ToolSpec } from '../../src/core/types.js';
-import { canonicalMessage, catalogKey, chainHashes, chainStart, replyFingerprint } from '../../src/session/fingerprint.js';
+import { canonicalMessage, catalogKey, chainHashes, chainStart, messageKey, NO_CATALOG_KEY, replyFingerprint } from '../../src/session/fingerprint.js';
 
 const call = (id: string, args: string) => ({ id, name: 'read_file', arguments: args });
 
@@ -89,6 +89,34 @@ describe('replyFingerprint', () => {
     expect(replyFingerprint({ role: 'assistant', content: '' })).toBeUndefined();
     expect(replyFingerprint({ role: 'assistant', content: null })).toBeUndefined();
     expect(replyFingerprint({ role: 'assistant', content: 'x' })).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
+
+describe('keys by the message object', () => {
+  /** A message whose text counts how often it is read. */
+  const counted = (role: 'user' | 'assistant', text: string) => {
+    const reads = { n: 0 };
+    const msg = { role } as Record<string, unknown>;
+    Object.defineProperty(msg, 'content', { enumerable: true, get: () => (reads.n++, text) });
+    return { msg: msg as unknown as NeutralMessage, reads };
+  };
+
+  it('keys and fingerprints a message once, and an equal message of its own to the same values', () => {
+    const user = counted('user', 'hello');
+    const key = messageKey(user.msg);
+    const read = user.reads.n;
+    expect(messageKey(user.msg)).toBe(key);
+    expect(user.reads.n).toBe(read);
+    expect(messageKey({ role: 'user', content: 'hello' })).toBe(key);
+
+    const reply = counted('assistant', 'done');
+    const fp = replyFingerprint(reply.msg);
+    const readReply = reply.reads.n;
+    expect(replyFingerprint(reply.msg)).toBe(fp);
+    expect(reply.reads.n).toBe(readReply);
+    expect(replyFingerprint({ role: 'assistant', content: 'done' })).toBe(fp);
+    expect(replyFingerprint({ role: 'assistant', content: '' })).toBeUndefined();
+    expect(NO_CATALOG_KEY).toBe(catalogKey([]));
   });
 });
 
