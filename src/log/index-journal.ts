@@ -37,6 +37,8 @@ export class IndexJournal {
   /** The inode read: a journal replaced (compacted by another process, removed) is read again. */
   #ino = -1;
   #fd: number | undefined;
+  /** The inode #fd was opened on: the name still leads to it unless another process replaced the file. */
+  #fdIno = -1;
 
   constructor(dir: string) {
     this.file = join(dir, INDEX_JOURNAL);
@@ -110,12 +112,13 @@ export class IndexJournal {
       } catch {
         // removed: open it again
       }
-      if (current === fs.fstatSync(this.#fd).ino) return this.#fd;
+      if (current === this.#fdIno) return this.#fd;
       this.#closeAppender();
     }
     const fd = fs.openSync(this.file, 'a+');
     // A line torn by a crash would swallow the next one: end it first.
-    const size = fs.fstatSync(fd).size;
+    const { size, ino } = fs.fstatSync(fd);
+    this.#fdIno = ino;
     const last = Buffer.alloc(1);
     if (size > 0 && fs.readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== NEWLINE) writeFully(fd, Buffer.from('\n'));
     this.#fd = fd;
