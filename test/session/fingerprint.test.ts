@@ -101,20 +101,19 @@ describe('keys by the message object', () => {
     return { msg: msg as unknown as NeutralMessage, reads };
   };
 
-  it('keys and fingerprints a message once, and an equal message of its own to the same values', () => {
-    const user = counted('user', 'hello');
-    const key = messageKey(user.msg);
-    const read = user.reads.n;
-    expect(messageKey(user.msg)).toBe(key);
-    expect(user.reads.n).toBe(read);
-    expect(messageKey({ role: 'user', content: 'hello' })).toBe(key);
+  it.each([
+    ['a key', 'user', messageKey],
+    ['a fingerprint', 'assistant', replyFingerprint],
+  ] as const)('takes %s once per message object; an equal message of its own gets the same', (_, role, of) => {
+    const message = counted(role, 'done');
+    const value = of(message.msg);
+    const reads = message.reads.n;
+    expect(of(message.msg)).toBe(value);
+    expect(message.reads.n).toBe(reads);
+    expect(of({ role, content: 'done' } as NeutralMessage)).toBe(value);
+  });
 
-    const reply = counted('assistant', 'done');
-    const fp = replyFingerprint(reply.msg);
-    const readReply = reply.reads.n;
-    expect(replyFingerprint(reply.msg)).toBe(fp);
-    expect(reply.reads.n).toBe(readReply);
-    expect(replyFingerprint({ role: 'assistant', content: 'done' })).toBe(fp);
+  it('an empty reply has no fingerprint, and the empty catalog its constant key', () => {
     expect(replyFingerprint({ role: 'assistant', content: '' })).toBeUndefined();
     expect(NO_CATALOG_KEY).toBe(catalogKey([]));
   });
