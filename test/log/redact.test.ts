@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MAX_EVENT_DEPTH, redactDeep, redactText } from '../../src/log/redact.js';
 import { ALPHA, fakeCredentials, picker, seeded } from './fake-credentials.js';
@@ -98,6 +99,22 @@ describe('redactDeep', () => {
     expect(event.value.msg).toBe(first.value);
     // What a redaction returned is redacted as it stands.
     expect(redactDeep({ again: first.value })).toStrictEqual({ value: { again: first.value }, hits: [] });
+  });
+
+  it('an event holding values redacted before reads the same, with the same hits, as one holding fresh copies', () => {
+    const text = fc.oneof(fc.string(), fc.constantFrom(...creds.map((c) => c.text)), fc.constantFrom(...creds.map((c) => `note: ${c.text} end`)));
+    const { value: json } = fc.letrec((tie) => ({
+      value: fc.oneof({ depthSize: 'small' }, text, fc.integer(), fc.constant(null), fc.array(tie('value'), { maxLength: 4 }), fc.dictionary(fc.oneof(fc.string(), fc.constantFrom('authorization', 'password', 'content')), tie('value'), { maxKeys: 4 })),
+    }));
+    fc.assert(fc.property(fc.array(json, { minLength: 1, maxLength: 4 }), fc.array(fc.nat({ max: 3 }), { maxLength: 4 }), (parts, seen) => {
+      // Some of the parts were redacted before (as a new message is, to be keyed), some twice.
+      for (const i of seen) if (i < parts.length) redactDeep(parts[i]);
+      const event = redactDeep({ type: 'client.msg', parts });
+      const fresh = redactDeep({ type: 'client.msg', parts: structuredClone(parts) });
+      // What the log writes of each.
+      expect(JSON.stringify(event.value)).toBe(JSON.stringify(fresh.value));
+      expect([...event.hits].sort()).toStrictEqual([...fresh.hits].sort());
+    }), { numRuns: 300 });
   });
 
   it('keeps a "__proto__" key as a plain member', () => {
