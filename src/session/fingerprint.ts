@@ -5,6 +5,7 @@
  * Pure: no I/O, no clock.
  */
 import { canonicalJson, sha256Hex } from '../core/canonical.js';
+import { keptText } from '../core/kept-text.js';
 import { hasNonFinite } from '../core/json-numbers.js';
 import type { ContentPart, NeutralMessage, ToolSpec } from '../core/types.js';
 
@@ -28,37 +29,25 @@ export function canonicalMessage(msg: NeutralMessage): string {
 
 /**
  * The SHA-256 of a message's canonical text: what the view keeps and chain hashes are made of,
- * so a session holds 64 characters per message instead of a second copy of its text.
+ * so a session holds 64 characters per message instead of a second copy of its text. Keys and
+ * fingerprints are kept by the message object (core/kept-text.ts): a new message is keyed to be
+ * located, then again when its event reaches the client view, which holds the same object (the
+ * log's redaction hands back what the first redaction made, redact.ts); a reply is fingerprinted
+ * when folded, when the next request looks for the latest and when the session's sidecar is written.
  */
 export function messageKey(msg: NeutralMessage): string {
-  let key = KEYS.get(msg);
-  if (key === undefined) {
-    key = sha256Hex(canonicalMessage(msg));
-    KEYS.set(msg, key);
-  }
-  return key;
+  return keptText(msg, 'message-key', () => sha256Hex(canonicalMessage(msg)));
 }
-
-/**
- * Keys and fingerprints by the message object: a new message is keyed to be located, then again
- * when its event reaches the client view, which holds the same object (the log's redaction hands
- * back what the first redaction made, redact.ts); a reply is fingerprinted when folded, when the
- * next request looks for the latest and when the session's sidecar is written. Messages are not
- * changed once made.
- */
-const KEYS = new WeakMap<NeutralMessage, string>();
-const FINGERPRINTS = new WeakMap<NeutralMessage, string | null>();
 
 /** A reply's fingerprint without its tool call ids (some clients rewrite ids). */
 export function replyFingerprint(msg: NeutralMessage): string | undefined {
   if (msg.role !== 'assistant') return undefined;
-  let fp = FINGERPRINTS.get(msg);
-  if (fp === undefined) {
+  // '' for a reply with nothing to fingerprint: kept too, so it is not looked at again.
+  const fp = keptText(msg, 'reply-fingerprint', () => {
     const calls = (msg.tool_calls ?? []).map((call) => ({ n: call.name, a: canonicalArguments(call.arguments) }));
-    fp = (msg.content ?? '') === '' && calls.length === 0 ? null : sha256Hex(canonicalJson({ t: msg.content ?? '', c: calls }));
-    FINGERPRINTS.set(msg, fp);
-  }
-  return fp ?? undefined;
+    return (msg.content ?? '') === '' && calls.length === 0 ? '' : sha256Hex(canonicalJson({ t: msg.content ?? '', c: calls }));
+  });
+  return fp === '' ? undefined : fp;
 }
 
 function contentText(content: string | ContentPart[]): string {
