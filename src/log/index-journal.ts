@@ -116,7 +116,9 @@ export class IndexJournal {
       this.#closeAppender();
     }
     const fd = fs.openSync(this.file, 'a+');
-    // A line torn by a crash would swallow the next one: end it first.
+    // A line torn by a crash would swallow the next one: end it first. Another process caught
+    // mid-line looks torn too (the size grows page by page); its line still lands whole before
+    // this newline (O_APPEND), which leaves a blank line that readers skip.
     const { size, ino } = fs.fstatSync(fd);
     this.#fdIno = ino;
     const last = Buffer.alloc(1);
