@@ -29,7 +29,8 @@ const WORKLOADS: Record<WorkloadKey, WorkloadSpec> = {
   agent: {
     title: '(a) Agent load, not streamed',
     about: () => [`${agent.concurrency} conversations at once on an undici Pool, each request the whole history plus a ~${agent.turnBytes / 1024} KB user turn,`,
-      `the reply appended as the target gave it; ${agent.turns} turns each (~${Math.round((agent.turns * (agent.turnBytes + 100)) / 1024)} KB bodies at the end), ${agent.conversations * agent.turns} measured requests per run.`],
+      `the reply appended as the target gave it; ${agent.turns} turns each (~${Math.round((agent.turns * (agent.turnBytes + 100)) / 1024)} KB bodies at the end), then a new conversation:`,
+      `${agent.conversations} conversations, ${agent.conversations * agent.turns} measured requests per run.`],
     rounds: 5,
     run: (t, tag) => agentLoad(t, tag, false),
   },
