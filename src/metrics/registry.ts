@@ -30,6 +30,8 @@ export interface Metrics {
   /** Client keys' names come from config: a bounded label. */
   clientSpend: Counter<'client'>;
   clientRefused: Counter<'client' | 'reason'>;
+  /** Kinds are the redaction rules' own names (src/log/redact-rules.ts): a bounded label. */
+  redactions: Counter<'kind'>;
 }
 
 export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
@@ -72,5 +74,6 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
     retriesAnswered: counter('proxy_retries_answered_total', 'Client retries of a request the log had answered, answered from the log without an upstream call.', pm),
     clientSpend: counter('proxy_client_spend_usd_total', 'USD each client key spent, at the routes\' prices (or as the provider reported it), counted against its budget.', ['client']),
     clientRefused: counter('proxy_client_refused_total', 'Requests refused with a 429 by client key: reason budget (over its budget_usd) or rate (over its requests_per_minute).', ['client', 'reason']),
+    redactions: counter('proxy_redactions_total', 'Credentials replaced in what the log wrote, by kind (the redaction rule that found them).', ['kind']),
   };
 }

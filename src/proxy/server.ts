@@ -27,10 +27,14 @@ export async function startProxy(config: Config, opts: { now?: () => Date; logge
   checkExposure(config);
   const now = opts.now ?? (() => new Date());
   const images = new ImageStore(config.dataDir, { durable: config.sessions.durability === 'fsync' });
+  const metrics = createMetrics();
   // A log sync waits for the image writes begun before it: a durable line never names a missing image.
   const store = await openStore({
     kind: config.store.kind, dataDir: config.dataDir, urlEnv: config.store.urlEnv, pool: config.store.pool, lockWaitMs: config.store.lockWaitMs,
     durability: config.sessions.durability, beforeSync: () => images.written(),
+    onRedact: (_session, _seq, hits) => {
+      for (const kind of hits) metrics.redactions.inc({ kind });
+    },
   });
   const sessions = new SessionManager(store, {
     now, idleMs: config.sessions.idleMinutes * 60_000, maxLive: config.sessions.maxLive, maxLiveBytes: config.sessions.maxLiveMb * 2 ** 20,
@@ -44,7 +48,6 @@ export async function startProxy(config: Config, opts: { now?: () => Date; logge
   }
   sessions.startSweeping();
   const upstreams = new Upstreams();
-  const metrics = createMetrics();
   // Spend survives a restart: the ledger is read back before the first request is admitted.
   const clock = () => now().getTime();
   const opened = config.auth.keys.length === 0 ? undefined : await SpendLedger.open(config.dataDir, { durable: config.sessions.durability === 'fsync', now: clock() });

@@ -19,7 +19,15 @@ it('passes the client bearer through, and keeps every credential out of the log'
   const pasted = 'ghp_8fK2mQ9xL4vB7nR1tY6wZ3cS5dH0jP2aE4uG';
   const marker = tag('creds');
   const client = new OpenAI({ baseURL: `${world.proxy.url}/v1`, apiKey: bearer, maxRetries: 0 });
-  await client.chat.completions.create({ model: 'ds', messages: [{ role: 'user', content: `${marker} my token is ${pasted}, please check it` }] });
+  const first = { role: 'user' as const, content: `${marker} my token is ${pasted}, please check it` };
+  const answer = await client.chat.completions.create({ model: 'ds', messages: [first] });
+  // The next turn resends the token: the log holds that message already, and writes only what is new.
+  await client.chat.completions.create({
+    model: 'ds', messages: [first, { role: 'assistant', content: answer.choices[0]!.message.content ?? '' }, { role: 'user', content: 'and now?' }],
+  });
+  const counted = await world.proxy.metrics.registry.getSingleMetricAsString('proxy_redactions_total');
+  expect(counted).toMatch(/^proxy_redactions_total\{kind="github"\} 1$/m);
+  expect(counted).not.toContain('kind="openai"');
 
   const wire = world.tap!.requests.find((r) => JSON.stringify(r.body).includes(marker))!;
   expect(wire.headers.authorization).toBe(`Bearer ${bearer}`);

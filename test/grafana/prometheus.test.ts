@@ -92,9 +92,10 @@ scrape_configs:
   await until('ready', async () => (await fetch(`${promUrl}/-/ready`)).ok, 15_000);
   await until('first scrape of the proxy', async () => (await scalar('up{job="prefix-proxy"}')) === 1, 10_000);
 
-  // The trace, while Prometheus scrapes: an agent session that trims, an upstream 500, and a
-  // route that reports cache writes.
+  // The trace, while Prometheus scrapes: an agent session that trims, a credential pasted into a
+  // message, an upstream 500, and a route that reports cache writes.
   await runAgent(world.client, 'sim', { requests: 15, stream: true, seed: 11 });
+  await world.client.chat.completions.create({ model: 'sim', messages: [{ role: 'user', content: 'the token is ghp_8fK2mQ9xL4vB7nR1tY6wZ3cS5dH0jP2aE4uG' }] });
   await expect(world.client.chat.completions.create({ model: 'sim', messages: [{ role: 'user', content: 'fail please [[error 500]]' }] }))
     .rejects.toMatchObject({ status: 500 });
   for (let i = 0; i < 2; i++) {
@@ -122,7 +123,8 @@ afterAll(async () => {
 
 describe('dashboard queries against a real Prometheus', () => {
   it('the scrape saw the trace', async () => {
-    expect(await scalar('sum(proxy_requests_total{model="sim", status="200"})')).toBe(15);
+    expect(await scalar('sum(proxy_requests_total{model="sim", status="200"})')).toBe(16);
+    expect(await scalar('sum(proxy_redactions_total{kind="github"})')).toBe(1);
     expect(await scalar('sum(proxy_upstream_errors_total{status="500"})')).toBe(1);
     expect(await scalar('sum(proxy_cache_write_tokens_total{model="writer"})')).toBe(2900);
   });
