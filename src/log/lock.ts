@@ -135,16 +135,7 @@ function removePidFiles(): void {
 
 async function releaseLock(lockFile: string, linkedTo: PidFile | undefined): Promise<void> {
   // Only remove it if it is still ours (a take-over by someone who judged us dead must stand).
-  if (!(linkedTo !== undefined && isLinkTo(lockFile, linkedTo))) {
-    let text: string;
-    try {
-      text = readSmall(lockFile);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw err;
-    }
-    if (parsePid(text) !== process.pid) return;
-  }
+  if (!(linkedTo === undefined ? holdsOwnPid(lockFile) : isLinkTo(lockFile, linkedTo))) return;
   // Synchronous like the link: removing a lock frees nothing while the pid file holds its inode.
   try {
     unlinkSync(lockFile);
@@ -153,9 +144,20 @@ async function releaseLock(lockFile: string, linkedTo: PidFile | undefined): Pro
   }
 }
 
+/** A lock made as a file of its own (no pid file to link to) names this process. */
+function holdsOwnPid(lockFile: string): boolean {
+  try {
+    return parsePid(readSmall(lockFile)) === process.pid;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
+}
+
 /**
  * The lock is still the link this process made: one stat, where reading the pid back is an open,
- * a read and a close, on every session that leaves memory. A lock taken over is another inode.
+ * a read and a close, on every session that leaves memory. A lock taken over is another inode
+ * (a take-over moves the old name aside and makes its own).
  */
 function isLinkTo(lockFile: string, pidFile: PidFile): boolean {
   const st = statSync(lockFile, { throwIfNoEntry: false });

@@ -242,11 +242,10 @@ export class LogStore {
     return saved;
   }
 
-  /** Lets go of the journal's descriptor; the next save opens it again. */
+  /** Lets go of the journal's and the directory's descriptors; the next save or new session opens them again. */
   close(): Promise<void> {
     this.#journal.close();
-    this.#dirSync.close();
-    return Promise.resolve();
+    return this.#dirSync.close();
   }
 }
 
@@ -312,13 +311,21 @@ class DirSync {
     try {
       await held.sync();
     } catch (err) {
-      if (this.#held === held) this.close();
+      if (this.#held === held) this.#release();
       throw err;
     }
   }
 
-  /** Lets go of the directory; the next sync opens it again. */
-  close(): void {
+  /**
+   * Lets go of the directory once the sync running (if any) is done: its descriptor closed under
+   * an fsync still in the thread pool could be another file's by then. The next sync opens it again.
+   */
+  async close(): Promise<void> {
+    await this.#running?.catch(() => undefined);
+    this.#release();
+  }
+
+  #release(): void {
     this.#held?.close();
     this.#held = undefined;
   }
