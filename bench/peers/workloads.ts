@@ -24,6 +24,12 @@ export const SIZES = {
   /** See warmUp: 2.5 s left both the pipe and prefix-proxy measurably colder than 5 s, 10 s a little warmer still. */
   warmUpMs: 5000,
   /**
+   * Unmeasured runs of the measured workload itself after the warm-up (see settle): after the 5 s
+   * of short conversations, a target's first run of (a) still cost it ~1.4x its third (the pipe
+   * 0.47-0.60 ms per request, then 0.26-0.37; prefix-proxy 1.9-2.0, then 1.3-1.6).
+   */
+  settleRuns: 2,
+  /**
    * 8 at once, each followed by a new one when it ends: 960 measured requests. One round of 8 (320
    * requests) measured a warm pipe for a fifth of a second, some 16 ticks of /proc's CPU clock.
    */
@@ -38,6 +44,7 @@ export function quickSizes(): void {
   Object.assign(SIZES.agent, { concurrency: 4, conversations: 4, turns: 8 });
   SIZES.newConversation.seconds = 1;
   SIZES.warmUpMs = 500;
+  SIZES.settleRuns = 0;
   SIZES.deep.requests = 3;
   SIZES.live.conversations = 40;
 }
@@ -59,6 +66,16 @@ async function warmUp(target: Target, tag: string, stream: boolean): Promise<voi
   }
 }
 
+/**
+ * The workload's own requests, unmeasured, `SIZES.settleRuns` times (other conversations, the same
+ * shapes): the warm-up's short conversations do not reach the code and heap sizes of long ones
+ * (~84 KB bodies), and each target is measured where its CPU per request has settled
+ * (docs/decisions.md, Peers measured warm).
+ */
+async function settle(tag: string, run: (tag: string) => Promise<unknown>): Promise<void> {
+  for (let i = 0; i < SIZES.settleRuns; i++) await run(`${tag}-settle${i}`);
+}
+
 function fromSamples(target: Target, samples: readonly Sample[], wallMs: number, cpu: number): RunResult {
   const ms = samples.map((s) => s.ms);
   return {
@@ -76,8 +93,10 @@ function fromSamples(target: Target, samples: readonly Sample[], wallMs: number,
 export async function agentLoad(target: Target, tag: string, stream: boolean, head: 'small' | 'agent' = 'small'): Promise<RunResult> {
   await warmUp(target, tag, stream);
   const { concurrency, conversations, turns, turnBytes } = SIZES.agent;
+  const load = (t: string) => drive(target, { concurrency, conversations, turns, turnBytes: () => turnBytes, stream, tag: t, head });
+  await settle(tag, load);
   const cpu0 = cpuMs(target.pid);
-  const run = await drive(target, { concurrency, conversations, turns, turnBytes: () => turnBytes, stream, tag, head });
+  const run = await load(tag);
   return fromSamples(target, run.samples, run.wallMs, cpuMs(target.pid) - cpu0);
 }
 
@@ -99,6 +118,7 @@ export async function newConversationLoad(target: Target, tag: string): Promise<
     ...extra,
   });
   await autocannon(options({ amount: 500 }));
+  await settle(tag, () => autocannon(options({ duration: SIZES.newConversation.seconds })));
   const cpu0 = cpuMs(target.pid);
   const result = await autocannon(options({ duration: SIZES.newConversation.seconds }));
   const cpu = cpuMs(target.pid) - cpu0;
@@ -116,11 +136,13 @@ export async function deepLoad(target: Target, tag: string, bytes: number): Prom
   const { results, requests, turnBytes } = SIZES.deep;
   const skip = 3;
   let cpu0 = 0;
-  const run = await drive(target, {
-    concurrency: 1, conversations: 1, turns: skip + requests, turnBytes: () => turnBytes, stream: false, tag,
-    history: (c) => grownHistory(tag, c, bytes, results),
+  const load = (t: string) => drive(target, {
+    concurrency: 1, conversations: 1, turns: skip + requests, turnBytes: () => turnBytes, stream: false, tag: t,
+    history: (c) => grownHistory(t, c, bytes, results),
     beforeRequest: (_c, turn) => { if (turn === skip) cpu0 = cpuMs(target.pid); },
   });
+  await settle(tag, load);
+  const run = await load(tag);
   const measured = run.samples.filter((s) => s.turn >= skip);
   const wallMs = measured.reduce((t, s) => t + s.ms, 0);
   return fromSamples(target, measured, wallMs, cpuMs(target.pid) - cpu0);
