@@ -8,6 +8,14 @@ import type { z } from 'zod';
 import { ProxyError } from '../core/errors.js';
 import { formatPath, MAX_JSON_DEPTH, pathDeeperThan, scanValue } from '../core/json-depth.js';
 import { nonFinitePath } from '../core/json-numbers.js';
+import { ListResults } from '../core/list-lineage.js';
+
+/**
+ * The wire's list (`messages`, `input`) of each body that passed: a later body that repeats its
+ * leading elements (the body memo hands them over as the same objects, at the same place) walks
+ * only its new ones, so a resent history costs its new messages.
+ */
+const SHAPED = new ListResults<unknown>();
 
 /** A param names at most this many steps from the top: deeper steps say nothing more useful. */
 const PARAM_STEPS = 4;
@@ -27,13 +35,21 @@ export function requireObject(raw: unknown, param?: string): asserts raw is Reco
  *   log, the digest and the upstream body could not carry it, so it is the client's 400, not the
  *   proxy's 500.
  */
-export function checkBodyShape(raw: object): void {
-  const { depth, nonFinite } = scanValue(raw, MAX_JSON_DEPTH);
+export function checkBodyShape(raw: Record<string, unknown>, listKey: string): void {
+  const list = raw[listKey];
+  const vouched = Array.isArray(list) ? SHAPED.reused(list).length : 0;
+  // The elements an earlier list that passed shares with this one are not walked again: the rest
+  // of the body, with the new elements in the same place, is.
+  const scanned = vouched === 0 ? raw : { ...raw, [listKey]: (list as unknown[]).slice(vouched) };
+  const { depth, nonFinite } = scanValue(scanned, MAX_JSON_DEPTH);
   if (depth > MAX_JSON_DEPTH) {
     const param = formatPath(pathDeeperThan(raw, MAX_JSON_DEPTH)!.slice(0, PARAM_STEPS));
     throw new ProxyError('json_too_deep', { param, limit: MAX_JSON_DEPTH }, { param });
   }
-  if (!nonFinite) return;
+  if (!nonFinite) {
+    if (Array.isArray(list)) SHAPED.keep(list, list);
+    return;
+  }
   const param = formatPath(nonFinitePath(raw)!);
   throw new ProxyError('invalid_request', { detail: `Invalid value for '${param}': a number beyond the range of a double (it reads as Infinity).` }, { param });
 }

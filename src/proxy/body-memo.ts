@@ -14,14 +14,16 @@
  */
 import { CLOSE_BRACE, QUOTE } from '../core/json-depth.js';
 import { arrayLayout, scanElements, skipSpace, type ArrayLayout } from '../core/json-scan.js';
+import { deepFreeze } from '../core/deep-freeze.js';
+import { recordShared } from '../core/list-lineage.js';
 
 /**
- * Smaller bodies parse in under ~0.6 ms, which keeping them (a copy, then a scan and a freeze) and
- * reading them back does not save unless the conversation goes on for long: with a 16 KB floor
- * the peers bench's agent load spent more CPU than before the parser, and with 64 KB its 1,000
- * short conversations (d) spent 15% more CPU and 20-50 MiB more RSS (docs/decisions.md).
+ * Smaller bodies are parsed whole and not kept: a one-message conversation's body gains nothing.
+ * From here up a body's repeated elements are taken as parsed, and the checks and conversions the
+ * wires keep for them (src/core/list-lineage.ts) make the rest of the request O(new) too
+ * (docs/decisions.md, Bodies parsed once).
  */
-const MIN_BYTES = 256 * 1024;
+const MIN_BYTES = 16 * 1024;
 /** Kept bodies, most recent first: enough for the conversations active at once. */
 const MAX_ENTRIES = 16;
 
@@ -40,9 +42,9 @@ interface Kept {
   bytes: Buffer;
   at: number;
   /**
-   * The body as parsed, until `laid` is made from it; a body kept after a whole parse is neither
-   * scanned nor frozen until a later one repeats at least half of it (a client that drops its
-   * oldest messages never pays for that).
+   * The body as parsed (its members frozen), until `laid` is made from it; a body kept after a
+   * whole parse is not scanned until a later one repeats at least half of it (a client that drops
+   * its oldest messages never pays for that).
    */
   value: Record<string, unknown> | undefined;
   laid: Laid | undefined;
@@ -53,15 +55,17 @@ export class BodyMemo {
   #kept: Kept[] = [];
   #bytes = 0;
   /**
-   * Kept bodies are copied into one buffer of the bound's size, allocated once and written round:
-   * a client's body then dies young, where holding it until the conversation's next request got
-   * every body promoted, and the old generation held tens of MiB of them between mark-compacts
-   * (bench/RESULTS.md, Peers (d), as the wire memo's ring did; docs/decisions.md).
+   * Kept bodies are copied into one buffer, written round: a client's body then dies young, where
+   * holding it until the conversation's next request got every body promoted, and the old
+   * generation held tens of MiB of them between mark-compacts (bench/RESULTS.md, Peers (d), as the
+   * wire memo's ring did; docs/decisions.md). It is sized for the bodies it meets, room for
+   * ARENA_BODIES of the largest up to the bound: written round, all of it is resident, and 8 MB
+   * for 100 KB conversations was 6 MiB of the 1,000-session figure (d) for nothing.
    */
   #arena: Buffer | undefined;
   #cursor = 0;
 
-  /** `maxBytes` bounds the kept bodies' bytes, allocated at the first one kept. */
+  /** `maxBytes` bounds the kept bodies' bytes; the buffer is allocated at the first one kept. */
   constructor(maxBytes: number) {
     this.#maxBytes = Math.max(0, Math.floor(maxBytes));
   }
@@ -71,10 +75,10 @@ export class BodyMemo {
    * part it shares with a kept body.
    */
   parse(body: Buffer, listKey: string | undefined): unknown {
-    if (listKey === undefined || body.length < MIN_BYTES || this.#maxBytes < MIN_BYTES) return JSON.parse(body.toString('utf8'));
+    if (listKey === undefined || body.length < MIN_BYTES || this.#maxBytes < MIN_BYTES) return freezeMembers(JSON.parse(body.toString('utf8')));
     const reused = this.#reuse(body, listKey);
     if (reused !== undefined) return reused;
-    const value = JSON.parse(body.toString('utf8')) as unknown;
+    const value = freezeMembers(JSON.parse(body.toString('utf8')) as unknown);
     if (isPlainObject(value)) this.#keepWhole(body, listKey, value);
     return value;
   }
@@ -87,8 +91,8 @@ export class BodyMemo {
   #keepWhole(bytes: Buffer, key: string, value: Record<string, unknown>): void {
     const list = value[key];
     if (!Array.isArray(list) || list.length === 0 || Object.keys(value).some(unsafeKey)) return;
-    // The caller's object and list are its own: what it sets or deletes there is not the body's.
-    this.#keep({ key, bytes, value: { ...value, [key]: [...list] }, laid: undefined });
+    // The caller's object is its own (its members are frozen): what it sets or deletes there is not the body's.
+    this.#keep({ key, bytes, value: { ...value }, laid: undefined });
   }
 
   /** The kept body's layout, made (scanned, its values frozen) the first time it is asked for. */
@@ -102,8 +106,6 @@ export class BodyMemo {
       this.#drop(k);
       return undefined;
     }
-    // Shared with later requests from now on.
-    for (const name of Object.keys(value)) deepFreeze(value[name]);
     k.laid = { layout, before: layout.before.map((name) => value[name]), elements };
     return k.laid;
   }
@@ -158,6 +160,8 @@ export class BodyMemo {
     const elements = laid.elements.slice(0, shared);
     for (const e of added) elements.push(deepFreeze(e));
     Object.freeze(elements);
+    // The wires reuse what they made of the shared elements for the earlier list (src/core/list-lineage.ts).
+    recordShared(elements, laid.elements, shared);
     const value: Record<string, unknown> = {};
     laid.layout.before.forEach((k, i) => (value[k] = laid.before[i]));
     value[key] = elements;
@@ -183,7 +187,14 @@ export class BodyMemo {
   #keep(entry: Omit<Kept, 'at'>): void {
     const n = entry.bytes.length;
     if (n > this.#maxBytes) return;
-    this.#arena ??= Buffer.allocUnsafeSlow(this.#maxBytes);
+    const size = Math.min(this.#maxBytes, Math.max(FIRST_ARENA_BYTES, 2 ** Math.ceil(Math.log2(n * ARENA_BODIES))));
+    if (this.#arena === undefined || this.#arena.length < size) {
+      // What the old buffer held goes with it: a conversation's next body parses whole, once.
+      this.#arena = Buffer.allocUnsafeSlow(size);
+      this.#kept = [];
+      this.#bytes = 0;
+      this.#cursor = 0;
+    }
     if (this.#cursor + n > this.#arena.length) this.#cursor = 0;
     const at = this.#cursor;
     for (const k of [...this.#kept]) if (k.at < at + n && at < k.at + k.bytes.length) this.#drop(k);
@@ -194,6 +205,10 @@ export class BodyMemo {
     while (this.#kept.length > MAX_ENTRIES) this.#bytes -= this.#kept.pop()!.bytes.length;
   }
 }
+
+/** The arena's first size, and how many bodies of the largest size met it keeps room for. */
+const FIRST_ARENA_BYTES = 2 * 2 ** 20;
+const ARENA_BODIES = 8;
 
 /** The element whose last bytes tell conversations apart: after the system prompt and the first user message. */
 const PROBE_ELEMENT = 2;
@@ -274,18 +289,13 @@ function unsafeKey(k: string): boolean {
   return k === '__proto__' || /^(0|[1-9][0-9]*)$/.test(k);
 }
 
-/** Freezes every object and array under `v`; iterative, as the body's depth is not checked yet. */
-function deepFreeze<T>(v: T): T {
-  const stack: unknown[] = [v];
-  while (stack.length > 0) {
-    const x = stack.pop();
-    if (typeof x !== 'object' || x === null || Object.isFrozen(x)) continue;
-    Object.freeze(x);
-    if (Array.isArray(x)) {
-      for (const y of x) stack.push(y);
-    } else {
-      for (const k of Object.keys(x)) stack.push((x as Record<string, unknown>)[k]);
-    }
-  }
+/**
+ * Every body's members are frozen, the top-level object left to its request: a kept body's are
+ * shared with later requests, and a body the memo did not keep is frozen too, so the request path
+ * meets one kind of object (its elements' shapes either way; mixing the two cost the agent load
+ * ~15% more CPU per request, measured in the peers bench).
+ */
+function freezeMembers<T>(v: T): T {
+  if (isPlainObject(v)) for (const name of Object.keys(v)) deepFreeze(v[name]);
   return v;
 }

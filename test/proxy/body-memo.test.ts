@@ -137,7 +137,9 @@ describe('BodyMemo', () => {
     const first = memo.parse(bodyOf(['model', 'messages', 'stream'], { messages, param: 1 }, 0), 'messages') as Record<string, unknown>;
     first.model = 'changed';
     delete first.stream;
-    (first.messages as unknown[]).push('x');
+    // Every body's members are frozen, the first one's (parsed whole) too.
+    expect(() => (first.messages as unknown[]).push('x')).toThrow(TypeError);
+    expect(Object.isFrozen((first.messages as object[])[1])).toBe(true);
     messages.push({ role: 'assistant', content: 'two' });
     const second = memo.parse(bodyOf(['model', 'messages', 'stream'], { messages, param: 1 }, 0), 'messages') as Record<string, unknown>;
     expect(second).toEqual({ model: 'm', messages, stream: true });

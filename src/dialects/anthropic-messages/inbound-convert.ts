@@ -17,6 +17,8 @@
 import type { AssistantMessage, ContentPart, NeutralMessage, RequestParams, ToolSpec } from '../../core/types.js';
 import type { ImageSink } from '../types.js';
 import { extraFields } from '../extra-fields.js';
+import { deepFreeze } from '../../core/deep-freeze.js';
+import { ListResults } from '../../core/list-lineage.js';
 import { EFFORT_BUDGET } from './request-params.js';
 import { READ_FIELDS, type ClientImageBlock, type ClientMessage, type ClientTextBlock, type ClientTool, type ClientToolChoice, type ParsedMessages } from './inbound-parse.js';
 
@@ -30,9 +32,29 @@ export const TOOL_RESULT_IMAGE = '[image]';
 
 export function toConversation(parsed: ParsedMessages, images: ImageSink): Conversation {
   const system = parsed.body.system;
+  const before = CONVERTED.reused(parsed.list);
+  const made: (readonly NeutralMessage[] | undefined)[] = [];
   const messages: NeutralMessage[] = [];
-  parsed.messages.forEach((m, i) => messages.push(...toNeutral(m, i, images)));
+  parsed.messages.forEach((m, i) => {
+    // An image is handed to this request's sink, every time: such a message is not kept.
+    const image = hasImage(m);
+    const neutral = before[i] ?? (image ? toNeutral(m, i, images) : deepFreeze(toNeutral(m, i, images)));
+    made.push(image ? undefined : neutral);
+    messages.push(...neutral);
+  });
+  CONVERTED.keep(parsed.list, made);
   return { system: system === undefined ? undefined : joinText(system, '\n\n'), messages };
+}
+
+/**
+ * The neutral messages made of each message of a list: a request that resends a history converts
+ * its new messages only (src/core/list-lineage.ts). Frozen: they serve every request that resends
+ * the message.
+ */
+const CONVERTED = new ListResults<readonly NeutralMessage[] | undefined>();
+
+function hasImage(msg: ClientMessage): boolean {
+  return msg.role === 'user' && typeof msg.content !== 'string' && msg.content.some((block) => block.type !== 'text' && block.type !== 'tool_result');
 }
 
 function toNeutral(msg: ClientMessage, index: number, images: ImageSink): NeutralMessage[] {

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { ProxyError } from '../../core/errors.js';
 import { checkBodyShape, issueError, requireObject } from '../client-body.js';
+import { ListResults } from '../../core/list-lineage.js';
 
 /** `cache_control` is read and dropped: the proxy places its own breakpoints (docs/inbound.md). */
 const cacheControl = z.object({ type: z.literal('ephemeral'), ttl: z.enum(['5m', '1h']).optional() }).loose().nullable().optional();
@@ -121,17 +122,26 @@ export interface ParsedMessages {
   /** The body; for a count, the fields a reply needs are absent. */
   body: Partial<MessagesRequest> & z.infer<typeof countRequest>;
   messages: ClientMessage[];
+  /** The body's own list, which `messages` were checked from (what list-lineage keys on). */
+  list: readonly unknown[];
 }
 
 /** Validate a parsed JSON body; throws a ProxyError naming the first bad field. */
 export function parseMessagesRequest(raw: unknown, opts: { count?: boolean } = {}): ParsedMessages {
   requireObject(raw);
-  checkBodyShape(raw);
+  checkBodyShape(raw, 'messages');
   const top = (opts.count === true ? countRequest : messagesRequest).safeParse(raw);
   if (!top.success) throw issueError(top.error.issues[0]!);
-  const messages = top.data.messages.map((m, i) => parseMessage(m, i));
-  return { body: top.data, messages };
+  // The client's own list: the body memo says which earlier list it repeats (src/core/list-lineage.ts).
+  const list = raw.messages as unknown[];
+  const checked = CHECKED.reused(list);
+  const messages = [...checked, ...list.slice(checked.length).map((m, i) => parseMessage(m, checked.length + i))];
+  CHECKED.keep(list, messages);
+  return { body: top.data, messages, list };
 }
+
+/** What the checks made of each message of a list that passed them: a resent history is checked once. */
+const CHECKED = new ListResults<ClientMessage>();
 
 function parseMessage(raw: unknown, index: number): ClientMessage {
   const param = `messages[${index}]`;

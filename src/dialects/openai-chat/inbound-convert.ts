@@ -7,22 +7,46 @@ import type { AssistantMessage, ContentPart, NeutralMessage, RequestParams, Tool
 import { KNOWN_FIELDS, type ChatMessage, type ChatRequest } from './inbound-parse.js';
 import type { ImageSink } from '../types.js';
 import { extraFields } from '../extra-fields.js';
+import { ListResults } from '../../core/list-lineage.js';
+import { deepFreeze } from '../../core/deep-freeze.js';
 
 export interface Conversation {
   system: string | undefined;
   messages: NeutralMessage[];
 }
 
-export function toConversation(messages: readonly ChatMessage[], images: ImageSink): Conversation {
+/** `list` is the body's own list the messages were checked from: what the conversions are kept by. */
+export function toConversation(messages: readonly ChatMessage[], images: ImageSink, list: readonly unknown[]): Conversation {
   let i = 0;
   const head: string[] = [];
   while (i < messages.length && (messages[i]!.role === 'system' || messages[i]!.role === 'developer')) {
     head.push(joinText((messages[i] as { content: unknown }).content));
     i++;
   }
+  const before = CONVERTED.reused(list);
+  const made: (NeutralMessage | undefined)[] = new Array<NeutralMessage | undefined>(i).fill(undefined);
   const out: NeutralMessage[] = [];
-  for (; i < messages.length; i++) out.push(toNeutral(messages[i]!, i, images));
+  for (; i < messages.length; i++) {
+    const msg = messages[i]!;
+    // An image is handed to this request's sink, every time: such a message is not kept.
+    const neutral = before[i] ?? (hasImage(msg) ? toNeutral(msg, i, images) : deepFreeze(toNeutral(msg, i, images)));
+    made.push(hasImage(msg) ? undefined : neutral);
+    out.push(neutral);
+  }
+  CONVERTED.keep(list, made);
   return { system: head.length === 0 ? undefined : head.join('\n\n'), messages: out };
+}
+
+/**
+ * The neutral message made of each message of a list: a request that resends a history converts
+ * its new messages only (src/core/list-lineage.ts), and the session's view, holding the message it
+ * matched, compares a resent one by identity. Frozen: one object serves every request that resends
+ * the message.
+ */
+const CONVERTED = new ListResults<NeutralMessage | undefined>();
+
+function hasImage(msg: ChatMessage): boolean {
+  return msg.role === 'user' && typeof msg.content !== 'string' && msg.content.some((p) => p.type !== 'text');
 }
 
 function toNeutral(msg: ChatMessage, index: number, images: ImageSink): NeutralMessage {

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { ProxyError } from '../../core/errors.js';
+import { ListResults } from '../../core/list-lineage.js';
 import { MAX_JSON_DEPTH, textDepth } from '../../core/json-depth.js';
 import { checkBodyShape, issueError, requireObject } from '../client-body.js';
 import { isWellFormedMessage } from './inbound-shape.js';
@@ -90,23 +91,32 @@ const byRole = MESSAGE_SCHEMAS;
 export interface ParsedChat {
   body: ChatRequest;
   messages: ChatMessage[];
+  /** The body's own list, which `messages` were checked from (what list-lineage keys on). */
+  list: readonly unknown[];
 }
 
 /** Validate a parsed JSON body; throws a ProxyError naming the first bad field. */
 export function parseChatRequest(raw: unknown): ParsedChat {
   requireObject(raw);
-  checkBodyShape(raw);
+  checkBodyShape(raw, 'messages');
   const top = chatRequest.safeParse(raw);
   if (!top.success) throw issueError(top.error.issues[0]!);
-  const messages = top.data.messages.map((m, i) => parseMessage(m, i));
-  checkArgumentsDepth(messages);
-  return { body: top.data, messages };
+  // The client's own list: the body memo says which earlier list it repeats (src/core/list-lineage.ts).
+  const list = raw.messages as unknown[];
+  const checked = CHECKED.reused(list);
+  const messages = [...checked, ...list.slice(checked.length).map((m, i) => parseMessage(m, checked.length + i))];
+  checkArgumentsDepth(messages, checked.length);
+  CHECKED.keep(list, messages);
+  return { body: top.data, messages, list };
 }
 
+/** What the checks made of each message of a list that passed them: a resent history is checked once. */
+const CHECKED = new ListResults<ChatMessage>();
+
 /** Arguments are JSON in a string: session matching and the Anthropic and Ollama encoders parse them later. */
-function checkArgumentsDepth(messages: readonly ChatMessage[]): void {
+function checkArgumentsDepth(messages: readonly ChatMessage[], from: number): void {
   messages.forEach((msg, i) => {
-    if (msg.role !== 'assistant' || msg.tool_calls === undefined) return;
+    if (i < from || msg.role !== 'assistant' || msg.tool_calls === undefined) return;
     msg.tool_calls.forEach((call, j) => {
       if (textDepth(call.function.arguments, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH) return;
       const param = `messages[${i}].tool_calls[${j}].function.arguments`;

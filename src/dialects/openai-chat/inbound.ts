@@ -14,7 +14,7 @@ export const openaiChatInbound: InboundDialect = {
   apiKey: (headers) => bearerOf(headers.authorization),
   parse(body, images): ClientRequest {
     const parsed = parseChatRequest(body);
-    const conversation = toConversation(parsed.messages, images);
+    const conversation = toConversation(parsed.messages, images, parsed.list);
     return {
       model: parsed.body.model,
       stream: parsed.body.stream === true,

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { ProxyError } from '../../core/errors.js';
 import { MAX_JSON_DEPTH, textDepth } from '../../core/json-depth.js';
 import { checkBodyShape, issueError, requireObject } from '../client-body.js';
+import { ListResults } from '../../core/list-lineage.js';
 
 const text = z.string();
 const inputText = z.object({ type: z.literal('input_text'), text }).loose();
@@ -97,7 +98,7 @@ const UNSUPPORTED = ['conversation', 'prompt'] as const;
 /** Validate a parsed JSON body; throws a ProxyError naming the first bad field. */
 export function parseResponsesRequest(raw: unknown): ParsedResponses {
   requireObject(raw);
-  checkBodyShape(raw);
+  checkBodyShape(raw, 'input');
   const top = responsesRequest.safeParse(raw);
   if (!top.success) throw issueError(top.error.issues[0]!);
   const body = top.data;
@@ -105,13 +106,17 @@ export function parseResponsesRequest(raw: unknown): ParsedResponses {
   for (const field of UNSUPPORTED) {
     if (raw[field] !== undefined && raw[field] !== null) throw unsupported(field, `'${field}' needs OpenAI's own storage, which the proxy does not have; send the input itself`);
   }
-  const input = typeof body.input === 'string' ? [{ type: 'message' as const, role: 'user' as const, content: body.input }] : (body.input ?? []).map(parseItem);
+  // The client's own list: the body memo says which earlier list it repeats (src/core/list-lineage.ts).
+  const list = Array.isArray(raw.input) ? raw.input as unknown[] : undefined;
+  const checked = list === undefined ? [] : CHECKED.reused(list);
+  const input = typeof body.input === 'string' ? [{ type: 'message' as const, role: 'user' as const, content: body.input }]
+    : list === undefined ? [] : [...checked, ...list.slice(checked.length).map((item, i) => parseItem(item, checked.length + i))];
   if (input.length === 0 && (body.previous_response_id ?? null) === null) {
     throw new ProxyError('invalid_request', { detail: "Missing required parameter: 'input'." }, { param: 'input' });
   }
   // Arguments are JSON in a string: session matching and the Anthropic and Ollama encoders parse them later.
   input.forEach((item, i) => {
-    if (item.type !== 'function_call' || textDepth(item.arguments, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH) return;
+    if (i < checked.length || item.type !== 'function_call' || textDepth(item.arguments, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH) return;
     const param = `input[${i}].arguments`;
     throw new ProxyError('json_too_deep', { param, limit: MAX_JSON_DEPTH }, { param });
   });
@@ -122,8 +127,12 @@ export function parseResponsesRequest(raw: unknown): ParsedResponses {
     if (!parsed.success) throw issueError(parsed.error.issues[0]!, `tools[${i}]`);
     tools.push(parsed.data);
   });
+  if (list !== undefined) CHECKED.keep(list, input);
   return { body, input, tools };
 }
+
+/** What the checks made of each item of a list that passed them: a resent history is checked once. */
+const CHECKED = new ListResults<InputItem>();
 
 function parseItem(raw: unknown, index: number): InputItem {
   const param = `input[${index}]`;

@@ -1,0 +1,149 @@
+/**
+ * A resent history costs its new messages: the body memo hands a repeated message over as the same
+ * frozen object and says which earlier list it repeats, and the openai-chat wire checks and
+ * converts only what that list's request did not. What must
+ * not change: a new message is still checked (its error names its place), a message that failed
+ * fails again, an image still reaches the request's own sink, and what comes out equals a parse
+ * from scratch.
+ */
+import { describe, expect, it } from 'vitest';
+import { ListResults, recordShared } from '../../src/core/list-lineage.js';
+import { isProxyError } from '../../src/core/errors.js';
+import { anthropicMessagesInbound } from '../../src/dialects/anthropic-messages/inbound.js';
+import { openaiChatInbound } from '../../src/dialects/openai-chat/inbound.js';
+import type { ImagePart } from '../../src/core/types.js';
+import { BodyMemo } from '../../src/proxy/body-memo.js';
+
+/** Over the memo's lower bound, so bodies after the first share their repeated messages. */
+const SYSTEM = { role: 'system', content: `You are an agent. ${'Follow the rules. '.repeat(1500)}` };
+
+function body(messages: unknown[]): Buffer {
+  return Buffer.from(JSON.stringify({ model: 'm', messages }));
+}
+
+const noImages = (): ImagePart => {
+  throw new Error('no image expected');
+};
+
+function nested(depth: number): unknown {
+  let v: unknown = 1;
+  for (let i = 0; i < depth; i++) v = [v];
+  return v;
+}
+
+function errorOf(fn: () => unknown): { code: string; param: string | null } {
+  try {
+    fn();
+  } catch (err) {
+    if (isProxyError(err)) return { code: err.code, param: err.param };
+    throw err;
+  }
+  throw new Error('expected an error');
+}
+
+describe('ListResults', () => {
+  it('gives what was kept for the elements a list shares with the earlier one it repeats, and nothing without a lineage or a kept result', () => {
+    const results = new ListResults<string>();
+    const first = [{ a: 1 }, { b: 2 }, { c: 3 }];
+    expect(results.reused(first)).toEqual([]);
+    results.keep(first, ['A', 'B', 'C']);
+    const second = [first[0], first[1], { d: 4 }];
+    recordShared(second, first, 2);
+    expect(results.reused(second)).toEqual(['A', 'B']);
+    const unrelated = [first[0]];
+    expect(results.reused(unrelated)).toEqual([]);
+    const third = [first[0], first[1], second[2], { e: 5 }];
+    recordShared(third, second, 3);
+    expect(results.reused(third)).toEqual([]);
+  });
+});
+
+describe('openai-chat parse over the body memo', () => {
+  it('converts a resent message once, to the same frozen neutral message, equal to a parse from scratch', () => {
+    const memo = new BodyMemo(1 << 21);
+    const messages: unknown[] = [SYSTEM, { role: 'user', content: 'one' }, { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] }];
+    const first = openaiChatInbound.parse(memo.parse(body(messages), 'messages'), noImages);
+    messages.push({ role: 'tool', tool_call_id: 'c1', content: 'done' });
+    const second = openaiChatInbound.parse(memo.parse(body(messages), 'messages'), noImages);
+    expect(second.messages[0]).toBe(first.messages[0]);
+    expect(second.messages[1]).toBe(first.messages[1]);
+    expect(Object.isFrozen(second.messages[1]!)).toBe(true);
+    expect(second.messages).toEqual(openaiChatInbound.parse(JSON.parse(body(messages).toString()), noImages).messages);
+  });
+
+  it('still checks every new message: a too-deep argument or content after a repeated history is the error, at its place', () => {
+    const memo = new BodyMemo(1 << 21);
+    const messages: unknown[] = [SYSTEM, { role: 'user', content: 'one' }];
+    openaiChatInbound.parse(memo.parse(body(messages), 'messages'), noImages);
+    const deepArgs = [...messages, { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: JSON.stringify(nested(300)) } }] }];
+    expect(errorOf(() => openaiChatInbound.parse(memo.parse(body(deepArgs), 'messages'), noImages))).toEqual({ code: 'json_too_deep', param: 'messages[2].tool_calls[0].function.arguments' });
+    const deepBody = [...messages, { role: 'user', content: 'two', extra: nested(300) }];
+    expect(errorOf(() => openaiChatInbound.parse(memo.parse(body(deepBody), 'messages'), noImages)).code).toBe('json_too_deep');
+    const badRole = [...messages, { role: 'robot', content: 'x' }];
+    expect(errorOf(() => openaiChatInbound.parse(memo.parse(body(badRole), 'messages'), noImages))).toEqual({ code: 'unknown_role', param: 'messages[2].role' });
+  });
+
+  it('a message that failed fails again when it is resent', () => {
+    const memo = new BodyMemo(1 << 21);
+    const messages: unknown[] = [SYSTEM, { role: 'user', content: 'one', extra: nested(300) }];
+    for (let i = 0; i < 3; i++) {
+      expect(errorOf(() => openaiChatInbound.parse(memo.parse(body(messages), 'messages'), noImages)).code).toBe('json_too_deep');
+      messages.push({ role: 'user', content: `again ${i}` });
+    }
+    const badArgs: unknown[] = [SYSTEM, { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: JSON.stringify(nested(300)) } }] }];
+    for (let i = 0; i < 3; i++) {
+      expect(errorOf(() => openaiChatInbound.parse(memo.parse(body(badArgs), 'messages'), noImages)).param).toBe('messages[1].tool_calls[0].function.arguments');
+      badArgs.push({ role: 'user', content: `again ${i}` });
+    }
+  });
+
+  it('hands a resent image to every request\'s own sink', () => {
+    const memo = new BodyMemo(1 << 21);
+    const messages: unknown[] = [SYSTEM, { role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] }];
+    const seen: string[] = [];
+    const sink = (id: string) => (url: string): ImagePart => {
+      seen.push(`${id}:${url.slice(0, 10)}`);
+      return { type: "image", sha256: "x", mime: "image/png", tokens: 1 };
+    };
+    openaiChatInbound.parse(memo.parse(body(messages), 'messages'), sink('first'));
+    messages.push({ role: 'user', content: 'and?' });
+    openaiChatInbound.parse(memo.parse(body(messages), 'messages'), sink('second'));
+    expect(seen).toEqual(['first:data:image', 'second:data:image']);
+  });
+});
+
+describe('anthropic-messages parse over the body memo', () => {
+  const claude = (messages: unknown[]): Buffer => Buffer.from(JSON.stringify({ model: 'm', max_tokens: 100, system: SYSTEM.content, messages }));
+
+  it('converts a resent turn once, to the same frozen neutral messages, equal to a parse from scratch', () => {
+    const memo = new BodyMemo(1 << 21);
+    const messages: unknown[] = [
+      { role: 'user', content: [{ type: 'text', text: `context ${'x'.repeat(20000)}` }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'reading' }, { type: 'tool_use', id: 't1', name: 'read', input: { path: 'a' } }] },
+    ];
+    const first = anthropicMessagesInbound.parse(memo.parse(claude(messages), 'messages'), noImages);
+    messages.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'file a' }, { type: 'text', text: 'go on' }] });
+    const second = anthropicMessagesInbound.parse(memo.parse(claude(messages), 'messages'), noImages);
+    expect(second.messages[0]).toBe(first.messages[0]);
+    expect(second.messages[1]).toBe(first.messages[1]);
+    expect(Object.isFrozen(second.messages[1]!)).toBe(true);
+    expect(second.messages).toEqual(anthropicMessagesInbound.parse(JSON.parse(claude(messages).toString()), noImages).messages);
+  });
+
+  it('hands a resent image to every request\'s own sink, and still checks a new block', () => {
+    const memo = new BodyMemo(1 << 21);
+    const messages: unknown[] = [{ role: 'user', content: [{ type: 'text', text: `look ${'x'.repeat(20000)}` }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }] }];
+    const seen: string[] = [];
+    const sink = (id: string) => (): ImagePart => {
+      seen.push(id);
+      return { type: 'image', sha256: 'x', mime: 'image/png', tokens: 1 };
+    };
+    anthropicMessagesInbound.parse(memo.parse(claude(messages), 'messages'), sink('first'));
+    messages.push({ role: 'assistant', content: 'seen' }, { role: 'user', content: [{ type: 'tool_use', id: 'x', name: 'n', input: {} }] });
+    expect(errorOf(() => anthropicMessagesInbound.parse(memo.parse(claude(messages), 'messages'), sink('bad'))).param).toBe('messages[2].content[0].type');
+    messages.pop();
+    messages.push({ role: 'user', content: 'and?' });
+    anthropicMessagesInbound.parse(memo.parse(claude(messages), 'messages'), sink('second'));
+    expect(seen).toEqual(['first', 'second']);
+  });
+});
