@@ -14,6 +14,7 @@ import { parseArgs } from 'node:util';
 import { SONNET, measureAnthropicCache } from './anthropic-cache.js';
 import { measureCache, measureSharedCache } from './cache.js';
 import { measureEncode } from './encode.js';
+import { measureInbound } from './inbound.js';
 import { foldsSection } from './folds.js';
 import { longSessionSection } from './long-session.js';
 import { measureOverhead } from './overhead.js';
@@ -37,6 +38,7 @@ const SECTIONS: Record<string, (line: Line) => Promise<boolean>> = {
   'long-session': longSessionSection,
   folds: foldsSection,
   encode: encodeSection,
+  inbound: inboundSection,
   cache: cacheSection,
   anthropic: anthropicSection,
   overhead: overheadSection,
@@ -102,6 +104,34 @@ async function encodeSection(line: Line): Promise<boolean> {
   }
   line();
   return true;
+}
+
+/** Through the memo, a request of a 2,000-message conversation reads at most this share of what it costs from scratch. */
+const INBOUND_BUDGET = 1 / 3;
+
+async function inboundSection(line: Line): Promise<boolean> {
+  const rows = measureInbound(2000, 60);
+  line('## Inbound: reading one client request of a 2,000-message conversation, per wire');
+  line();
+  line('The body parsed, checked and converted to neutral messages, as the proxy does before it looks for the session. The');
+  line('conversation grows by a tool call and its result per request; each of 60 requests is read through the body memo carried');
+  line('over from the requests before it (the proxy\'s path: repeated elements taken as parsed, their checks and conversions');
+  line('reused), from scratch (JSON.parse of the whole body, every message checked and converted: a body under 16 KB, or any');
+  line('with the memo off), and with only the parse taken from the memo (what a body of 256 KB or more cost before the checks');
+  line('and conversions were kept; smaller bodies were read from scratch). The memo\'s path must give the same messages as');
+  line('a read from scratch (the bench checks). Medians, in one run.');
+  line();
+  line('| wire | list elements | body (KiB) | from scratch (ms) | parse only from the memo (ms) | through the memo (ms) | memo / scratch |');
+  line('|---|---:|---:|---:|---:|---:|---:|');
+  let ok = true;
+  for (const r of rows) {
+    line(`| ${r.wire} | ${r.messages} | ${fmt(r.bodyKb, 0)} | ${fmt(r.wholeMs, 2)} | ${fmt(r.parseOnlyMs, 2)} | ${fmt(r.memoMs, 2)} | ${fmt(r.memoMs / r.wholeMs, 2)} |`);
+    ok &&= r.memoMs <= INBOUND_BUDGET * r.wholeMs;
+  }
+  line();
+  line(`Through the memo every wire reads a request at most a third of the cost from scratch: ${ok ? 'within budget' : 'OVER BUDGET'}.`);
+  line();
+  return ok;
 }
 
 async function cacheSection(line: Line): Promise<boolean> {
