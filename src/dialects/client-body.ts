@@ -17,6 +17,28 @@ import { ListResults } from '../core/list-lineage.js';
  */
 const SHAPED = new ListResults<unknown>();
 
+/** The body's other members that passed, frozen (a tools list resent unchanged is the same array). */
+const PASSED = new WeakSet<object>();
+
+/**
+ * What of the body is still to walk: its members in a list standing for the body (the same depths,
+ * the same numbers), less those that passed before, and the wire's list cut to the elements no
+ * earlier list that passed vouches for. The whole body when nothing is vouched for.
+ */
+function unvouched(raw: Record<string, unknown>, listKey: string): unknown {
+  const list = raw[listKey];
+  const vouched = Array.isArray(list) ? SHAPED.reused(list).length : 0;
+  let skipped = false;
+  const members: unknown[] = [];
+  for (const key of Object.keys(raw)) {
+    const member = raw[key];
+    if (key === listKey && vouched > 0) members.push((list as unknown[]).slice(vouched));
+    else if (member !== null && typeof member === 'object' && PASSED.has(member)) skipped = true;
+    else members.push(member);
+  }
+  return vouched > 0 || skipped ? members : raw;
+}
+
 /** A param names at most this many steps from the top: deeper steps say nothing more useful. */
 const PARAM_STEPS = 4;
 
@@ -37,16 +59,15 @@ export function requireObject(raw: unknown, param?: string): asserts raw is Reco
  */
 export function checkBodyShape(raw: Record<string, unknown>, listKey: string): void {
   const list = raw[listKey];
-  const vouched = Array.isArray(list) ? SHAPED.reused(list).length : 0;
-  // The elements an earlier list that passed shares with this one are not walked again: the rest
-  // of the body, with the new elements in the same place, is.
-  const scanned = vouched === 0 ? raw : { ...raw, [listKey]: (list as unknown[]).slice(vouched) };
-  const { depth, nonFinite } = scanValue(scanned, MAX_JSON_DEPTH);
+  const { depth, nonFinite } = scanValue(unvouched(raw, listKey), MAX_JSON_DEPTH);
   if (depth > MAX_JSON_DEPTH) {
     const param = formatPath(pathDeeperThan(raw, MAX_JSON_DEPTH)!.slice(0, PARAM_STEPS));
     throw new ProxyError('json_too_deep', { param, limit: MAX_JSON_DEPTH }, { param });
   }
   if (!nonFinite) {
+    for (const [key, member] of Object.entries(raw)) {
+      if (key !== listKey && member !== null && typeof member === 'object' && Object.isFrozen(member)) PASSED.add(member);
+    }
     if (Array.isArray(list)) SHAPED.keep(list, list);
     return;
   }

@@ -34,6 +34,13 @@ interface Laid {
   before: readonly unknown[];
   /** The list's parsed elements, the array frozen too. */
   elements: readonly unknown[];
+  /**
+   * What followed the list (`"k":v,...}` parsed as one object, its values frozen), when this body's
+   * was parsed on its own: a later body whose bytes after its list are the same takes it as it is.
+   * Clients write their tools after the messages (Claude Code's 30-60 KB of them), unchanged from
+   * one request to the next.
+   */
+  after?: Readonly<Record<string, unknown>>;
 }
 
 interface Kept {
@@ -144,19 +151,21 @@ export class BodyMemo {
     const from = laid.layout.ends[shared - 1]!;
     const tail = scanElements(body, from, false);
     if (tail === undefined) return undefined;
-    const rest = objectRest(body, tail.close + 1);
+    const sameAfter = laid.after !== undefined && sameBytesAfter(body, tail.close, kept.bytes, laid.layout.close);
+    const rest = sameAfter ? '' : objectRest(body, tail.close + 1);
     if (rest === undefined) return undefined;
     let added: unknown[];
     let after: unknown;
     try {
       added = JSON.parse(`[${listText(body, from, tail.close)}]`) as unknown[];
-      after = JSON.parse(`{${rest}`) as unknown;
+      after = sameAfter ? laid.after : JSON.parse(`{${rest}`) as unknown;
     } catch {
       return undefined; // parsed whole, for JSON.parse's own error
     }
     if (added.length !== tail.ends.length || !isPlainObject(after)) return undefined;
     const afterKeys = Object.keys(after);
     if (afterKeys.some(unsafeKey)) return undefined;
+    if (!sameAfter) for (const k of afterKeys) deepFreeze(after[k]);
     const elements = laid.elements.slice(0, shared);
     for (const e of added) elements.push(deepFreeze(e));
     Object.freeze(elements);
@@ -166,13 +175,13 @@ export class BodyMemo {
     laid.layout.before.forEach((k, i) => (value[k] = laid.before[i]));
     value[key] = elements;
     // A key written again after the list keeps its first place and takes its last value, as in JSON.parse.
-    for (const k of afterKeys) value[k] = deepFreeze(after[k]);
+    for (const k of afterKeys) value[k] = after[k];
     const layout: ArrayLayout = { before: laid.layout.before, open: laid.layout.open, ends: [...laid.layout.ends.slice(0, shared), ...tail.ends], close: tail.close };
     // A body that repeats all of a kept one extends it: the conversation's newer body stands for
     // it from now on. One that shares less may be another conversation under the same prompt,
     // whose own next body still needs its entry.
     if (shared === laid.layout.ends.length) this.#drop(kept);
-    this.#keep({ key, bytes: body, value: undefined, laid: { layout, before: laid.before, elements } });
+    this.#keep({ key, bytes: body, value: undefined, laid: { layout, before: laid.before, elements, after } });
     return value;
   }
 
@@ -219,6 +228,11 @@ function sameBytesBefore(body: Buffer, kept: Kept, layout: ArrayLayout, end: num
   if (end > body.length) return false;
   const from = Math.max(layout.open, end - PROBE_BYTES);
   return body.compare(kept.bytes, from, end, from, end) === 0;
+}
+
+/** Whether the bytes after the list's `]` (at `close` in each) are the same in both bodies. */
+function sameBytesAfter(body: Buffer, close: number, kept: Buffer, keptClose: number): boolean {
+  return body.length - close === kept.length - keptClose && body.compare(kept, keptClose, kept.length, close, body.length) === 0;
 }
 
 /** How many of the kept body's elements the body repeats byte for byte, with everything before them. */

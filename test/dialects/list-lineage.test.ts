@@ -147,3 +147,40 @@ describe('anthropic-messages parse over the body memo', () => {
     expect(seen).toEqual(['first', 'second']);
   });
 });
+
+describe('a tools list resent unchanged', () => {
+  const withTools = (tools: unknown, messages: unknown[], extra: Record<string, unknown> = {}): Buffer => Buffer.from(JSON.stringify({ model: 'm', tools, ...extra, messages }));
+  const TOOLS = [{ type: 'function', function: { name: 'read_file', description: 'Read a file.', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }];
+
+  it('is the same array from one request to the next, checked once; a changed list or member is checked again', () => {
+    const memo = new BodyMemo(1 << 21);
+    const messages: unknown[] = [SYSTEM, { role: 'user', content: 'one' }];
+    const first = openaiChatInbound.parse(memo.parse(withTools(TOOLS, messages), 'messages'), noImages);
+    messages.push({ role: 'assistant', content: 'two' });
+    const second = openaiChatInbound.parse(memo.parse(withTools(TOOLS, messages), 'messages'), noImages);
+    expect(second.tools).toBe(first.tools);
+    expect(second.tools).toEqual(TOOLS);
+    messages.push({ role: 'user', content: 'three' });
+    const bad = [{ type: 'function', function: { name: '', parameters: {} } }];
+    expect(errorOf(() => openaiChatInbound.parse(memo.parse(withTools(bad, messages), 'messages'), noImages)).param).toBe('tools[0].function.name');
+    const deep = [{ type: 'function', function: { name: 'f', parameters: nested(300) } }];
+    expect(errorOf(() => openaiChatInbound.parse(memo.parse(withTools(deep, messages), 'messages'), noImages)).code).toBe('json_too_deep');
+    // A member that passed, next to a new one that does not.
+    expect(errorOf(() => openaiChatInbound.parse(memo.parse(withTools(TOOLS, messages, { response_format: nested(300) }), 'messages'), noImages)).code).toBe('json_too_deep');
+  });
+});
+
+describe('an anthropic tools list resent unchanged', () => {
+  it('is the same neutral array, frozen, equal to a conversion from scratch', () => {
+    const memo = new BodyMemo(1 << 21);
+    const tools = [{ name: 'read', description: 'Read a file.', input_schema: { type: 'object', properties: { path: { type: 'string' } } } }, { type: 'web_search_20250305', name: 'web_search' }];
+    const messages: unknown[] = [{ role: 'user', content: `context ${'x'.repeat(20000)}` }];
+    const body = () => Buffer.from(JSON.stringify({ model: 'm', max_tokens: 100, tools, messages }));
+    const first = anthropicMessagesInbound.parse(memo.parse(body(), 'messages'), noImages);
+    messages.push({ role: 'assistant', content: 'ok' }, { role: 'user', content: 'go on' });
+    const second = anthropicMessagesInbound.parse(memo.parse(body(), 'messages'), noImages);
+    expect(second.tools).toBe(first.tools);
+    expect(Object.isFrozen(second.tools)).toBe(true);
+    expect(second.tools).toEqual(anthropicMessagesInbound.parse(JSON.parse(body().toString()), noImages).tools);
+  });
+});

@@ -149,6 +149,29 @@ describe('BodyMemo', () => {
     expect(memo.parse(bodyOf(['model', 'messages', 'stream'], { messages, param: 1 }, 0), 'messages')).toEqual({ model: 'm', messages, stream: true });
   });
 
+  it('takes the members after the list as they were when their bytes repeat (tools after the messages), and parses them when not', () => {
+    const memo = new BodyMemo(1 << 21);
+    const tools = [{ type: 'function', function: { name: 'read', parameters: { type: 'object' } } }];
+    const messages: unknown[] = [SYSTEM, { role: 'user', content: 'one' }];
+    const body = (extra: Record<string, unknown> = {}) => Buffer.from(JSON.stringify({ model: 'm', messages, tools, ...extra }));
+    const seen: unknown[] = [];
+    for (let i = 0; i < 4; i++) {
+      messages.push({ role: 'user', content: `turn ${i}` });
+      const value = memo.parse(body(), 'messages') as Record<string, unknown>;
+      expect(value).toEqual({ model: 'm', messages, tools });
+      expect(Object.isFrozen(value.tools)).toBe(true);
+      seen.push(value.tools);
+    }
+    // The first body is parsed whole and the second parses what follows its list; the third on take the second's.
+    expect(seen[3]).toBe(seen[1]);
+    expect(seen[2]).toBe(seen[1]);
+    expect(seen[1]).not.toBe(seen[0]);
+    messages.push({ role: 'user', content: 'changed tail' });
+    const changed = memo.parse(body({ temperature: 0.5 }), 'messages') as Record<string, unknown>;
+    expect(changed).toEqual({ model: 'm', messages, tools, temperature: 0.5 });
+    expect(changed.tools).not.toBe(seen[3]);
+  });
+
   it('a large body with an empty list is parsed, and not kept', () => {
     const memo = new BodyMemo(1 << 21);
     const body = Buffer.from(JSON.stringify({ model: 'm', tools: [SYSTEM], messages: [] }));

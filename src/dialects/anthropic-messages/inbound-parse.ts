@@ -124,6 +124,8 @@ export interface ParsedMessages {
   messages: ClientMessage[];
   /** The body's own list, which `messages` were checked from (what list-lineage keys on). */
   list: readonly unknown[];
+  /** The body's own `tools` value, which the checked `body.tools` was parsed from. */
+  rawTools: unknown;
 }
 
 /** Validate a parsed JSON body; throws a ProxyError naming the first bad field. */
@@ -137,7 +139,7 @@ export function parseMessagesRequest(raw: unknown, opts: { count?: boolean } = {
   const checked = CHECKED.reused(list);
   const messages = [...checked, ...list.slice(checked.length).map((m, i) => parseMessage(m, checked.length + i))];
   CHECKED.keep(list, messages);
-  return { body: top.data, messages, list };
+  return { body: top.data, messages, list, rawTools: raw.tools };
 }
 
 /** What the checks made of each message of a list that passed them: a resent history is checked once. */

@@ -7,6 +7,8 @@
  * `context_management`, ...), and the client's `anthropic-beta` and `anthropic-version` headers,
  * go to an Anthropic upstream only.
  */
+import type { ToolSpec } from '../../core/types.js';
+import { deepFreeze } from '../../core/deep-freeze.js';
 import type { ClientRequest, ImageSink, InboundDialect, ReplyMeta } from '../types.js';
 import { bearerOf } from '../wire-headers.js';
 import { messageEvent, renderError, renderMessage } from './client-render.js';
@@ -23,10 +25,27 @@ function toClientRequest(parsed: ParsedMessages, images: ImageSink): ClientReque
     includeUsage: true,
     system: conversation.system,
     messages: conversation.messages,
-    tools: toTools(parsed.body.tools),
+    tools: toolsOf(parsed),
     params: toParams(parsed.body),
     idFields: idFields(parsed.body),
   };
+}
+
+/**
+ * The neutral tools made of a tools list the body memo handed over unchanged (the same frozen
+ * array): one conversion, and one array, which the session compares by identity (session/heads.ts).
+ */
+const TOOLS = new WeakMap<object, ToolSpec[]>();
+
+function toolsOf(parsed: ParsedMessages): ToolSpec[] {
+  const raw = parsed.rawTools;
+  if (raw === null || typeof raw !== 'object' || !Object.isFrozen(raw)) return toTools(parsed.body.tools);
+  let tools = TOOLS.get(raw);
+  if (tools === undefined) {
+    tools = deepFreeze(toTools(parsed.body.tools));
+    TOOLS.set(raw, tools);
+  }
+  return tools;
 }
 
 export const anthropicMessagesInbound: InboundDialect = {

@@ -4,7 +4,7 @@
  * reasoning the client echoes is ignored, the log's copy is what goes upstream.
  */
 import type { AssistantMessage, ContentPart, NeutralMessage, RequestParams, ToolSpec } from '../../core/types.js';
-import { KNOWN_FIELDS, type ChatMessage, type ChatRequest } from './inbound-parse.js';
+import { KNOWN_FIELDS, type ChatMessage, type ChatRequest, type ChatTool } from './inbound-parse.js';
 import type { ImageSink } from '../types.js';
 import { extraFields } from '../extra-fields.js';
 import { ListResults } from '../../core/list-lineage.js';
@@ -82,8 +82,9 @@ function joinText(content: unknown): string {
   return '';
 }
 
-export function toTools(body: ChatRequest): ToolSpec[] {
-  return (body.tools ?? []).map((t) => t as unknown as ToolSpec);
+/** The checked list itself: the same array for a client that resends its tools unchanged. */
+export function toTools(tools: readonly ChatTool[]): ToolSpec[] {
+  return tools as unknown as ToolSpec[];
 }
 
 /** The per-request parameters the window passes through (and the log records). */

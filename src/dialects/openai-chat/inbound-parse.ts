@@ -55,7 +55,8 @@ const chatRequest = z.object({
   messages: z.array(z.unknown()).min(1),
   stream: z.boolean().nullable().optional(),
   stream_options: z.object({ include_usage: z.boolean().optional() }).loose().nullable().optional(),
-  tools: z.array(tool).nullable().optional(),
+  // Checked on their own (checkTools): a client resends the same tools with every request.
+  tools: z.unknown().optional(),
   tool_choice: z.unknown().optional(),
   parallel_tool_calls: z.boolean().nullable().optional(),
   temperature: z.number().min(0).max(2).nullable().optional(),
@@ -88,8 +89,12 @@ export type ChatMessage =
 
 const byRole = MESSAGE_SCHEMAS;
 
+export type ChatTool = z.infer<typeof tool>;
+
 export interface ParsedChat {
   body: ChatRequest;
+  /** The body's own tools list once checked (an empty one for none). */
+  tools: readonly ChatTool[];
   messages: ChatMessage[];
   /** The body's own list, which `messages` were checked from (what list-lineage keys on). */
   list: readonly unknown[];
@@ -107,7 +112,27 @@ export function parseChatRequest(raw: unknown): ParsedChat {
   const messages = [...checked, ...list.slice(checked.length).map((m, i) => parseMessage(m, checked.length + i))];
   checkArgumentsDepth(messages, checked.length);
   CHECKED.keep(list, messages);
-  return { body: top.data, messages, list };
+  return { body: top.data, tools: checkTools(raw.tools), messages, list };
+}
+
+const toolList = z.array(tool).nullable().optional();
+
+/**
+ * Tools lists that passed, the body's own frozen arrays: the body memo hands a list resent
+ * unchanged over as the same array, which is then not checked again, and the session compares it
+ * with the tools it resolved last by identity (session/heads.ts).
+ */
+const TOOLS_CHECKED = new WeakSet<object>();
+
+function checkTools(raw: unknown): readonly ChatTool[] {
+  if (raw === undefined || raw === null) return [];
+  if (typeof raw === 'object' && TOOLS_CHECKED.has(raw)) return raw as ChatTool[];
+  const parsed = toolList.safeParse(raw);
+  if (!parsed.success) throw issueError(parsed.error.issues[0]!, 'tools');
+  // The schema has no defaults or transforms: a list that passed is its own parse, and the body's
+  // own array keeps its identity from one request to the next.
+  if (Object.isFrozen(raw)) TOOLS_CHECKED.add(raw as object);
+  return raw as ChatTool[];
 }
 
 /** What the checks made of each message of a list that passed them: a resent history is checked once. */

@@ -21,7 +21,7 @@ export const openaiChatInbound: InboundDialect = {
       includeUsage: parsed.body.stream_options?.include_usage === true,
       system: conversation.system,
       messages: conversation.messages,
-      tools: toTools(parsed.body),
+      tools: toTools(parsed.tools),
       params: toParams(parsed.body),
       idFields: parsed.body as Record<string, unknown>,
     };
