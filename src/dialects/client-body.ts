@@ -56,6 +56,8 @@ export function requireObject(raw: unknown, param?: string): asserts raw is Reco
  *   any JSON (tool schemas, `tool_choice`, a `tool_use` input, fields passed on as sent), and the
  *   log, the digest and the upstream body could not carry it, so it is the client's 400, not the
  *   proxy's 500.
+ * What an earlier body that passed vouches for (`unvouched`) is not walked again. `listKey` names
+ * the wire's growing list.
  */
 export function checkBodyShape(raw: Record<string, unknown>, listKey: string): void {
   const list = raw[listKey];

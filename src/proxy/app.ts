@@ -62,7 +62,7 @@ export interface AppDeps {
   logger?: FastifyBaseLogger;
 }
 
-/** Client body bytes kept for the next request of each conversation: one buffer, allocated at the first. */
+/** Client body bytes kept for the next request of each conversation, at most: one buffer, sized for the bodies met. */
 const BODY_MEMO_BYTES = 8 * 2 ** 20;
 
 export function buildApp(given: AppDeps): FastifyInstance {

@@ -102,7 +102,7 @@ export class BodyMemo {
     this.#keep({ key, bytes, value: { ...value }, laid: undefined });
   }
 
-  /** The kept body's layout, made (scanned, its values frozen) the first time it is asked for. */
+  /** The kept body's layout, made (scanned) the first time it is asked for. */
   #laid(k: Kept): Laid | undefined {
     if (k.laid !== undefined || k.value === undefined) return k.laid;
     const value = k.value;
