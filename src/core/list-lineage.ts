@@ -36,8 +36,12 @@ export class ListResults<R> {
     return before.length <= lineage.shared ? before : before.slice(0, lineage.shared);
   }
 
-  /** `results[i]` is what was made of `list[i]`; fewer than the list's length is a prefix. */
+  /**
+   * `results[i]` is what was made of `list[i]`; fewer than the list's length is a prefix. Only a
+   * frozen list is kept for: the body memo freezes what it may hand over again, and a list it
+   * never will (a small body's) costs nothing here.
+   */
   keep(list: readonly unknown[], results: readonly R[]): void {
-    this.#byList.set(list, results);
+    if (Object.isFrozen(list)) this.#byList.set(list, results);
   }
 }

@@ -18,12 +18,13 @@ import { deepFreeze } from '../core/deep-freeze.js';
 import { recordShared } from '../core/list-lineage.js';
 
 /**
- * Smaller bodies are parsed whole and not kept: a one-message conversation's body gains nothing.
- * From here up a body's repeated elements are taken as parsed, and the checks and conversions the
- * wires keep for them (src/core/list-lineage.ts) make the rest of the request O(new) too
- * (docs/decisions.md, Bodies parsed once).
+ * Smaller bodies are parsed whole, not kept and not frozen: they parse in under ~0.6 ms, and with
+ * a 16 KB floor the peers bench's agent load and every wire's load in the wires section spent more
+ * CPU per request than with this one (docs/decisions.md, Bodies parsed once). From here up a body's
+ * repeated elements are taken as parsed, and the checks and conversions the wires keep for them
+ * (src/core/list-lineage.ts) make the rest of the request O(new) too.
  */
-const MIN_BYTES = 16 * 1024;
+const MIN_BYTES = 256 * 1024;
 /** Kept bodies, most recent first: enough for the conversations active at once. */
 const MAX_ENTRIES = 16;
 
@@ -82,7 +83,7 @@ export class BodyMemo {
    * part it shares with a kept body.
    */
   parse(body: Buffer, listKey: string | undefined): unknown {
-    if (listKey === undefined || body.length < MIN_BYTES || this.#maxBytes < MIN_BYTES) return freezeMembers(JSON.parse(body.toString('utf8')));
+    if (listKey === undefined || body.length < MIN_BYTES || this.#maxBytes < MIN_BYTES) return JSON.parse(body.toString('utf8'));
     const reused = this.#reuse(body, listKey);
     if (reused !== undefined) return reused;
     const value = freezeMembers(JSON.parse(body.toString('utf8')) as unknown);
@@ -304,10 +305,9 @@ function unsafeKey(k: string): boolean {
 }
 
 /**
- * Every body's members are frozen, the top-level object left to its request: a kept body's are
- * shared with later requests, and a body the memo did not keep is frozen too, so the request path
- * meets one kind of object (its elements' shapes either way; mixing the two cost the agent load
- * ~15% more CPU per request, measured in the peers bench).
+ * The members of a body the memo may keep are frozen, the top-level object left to its request:
+ * they are shared with later requests (a smaller body's are not frozen, list-lineage keeps
+ * nothing for them, and the wires treat them as before).
  */
 function freezeMembers<T>(v: T): T {
   if (isPlainObject(v)) for (const name of Object.keys(v)) deepFreeze(v[name]);

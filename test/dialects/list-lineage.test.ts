@@ -15,7 +15,7 @@ import type { ImagePart } from '../../src/core/types.js';
 import { BodyMemo } from '../../src/proxy/body-memo.js';
 
 /** Over the memo's lower bound, so bodies after the first share their repeated messages. */
-const SYSTEM = { role: 'system', content: `You are an agent. ${'Follow the rules. '.repeat(1500)}` };
+const SYSTEM = { role: 'system', content: `You are an agent. ${'Follow the rules. '.repeat(15000)}` };
 
 function body(messages: unknown[]): Buffer {
   return Buffer.from(JSON.stringify({ model: 'm', messages }));
@@ -44,17 +44,23 @@ function errorOf(fn: () => unknown): { code: string; param: string | null } {
 describe('ListResults', () => {
   it('gives what was kept for the elements a list shares with the earlier one it repeats, and nothing without a lineage or a kept result', () => {
     const results = new ListResults<string>();
-    const first = [{ a: 1 }, { b: 2 }, { c: 3 }];
+    const first = Object.freeze([{ a: 1 }, { b: 2 }, { c: 3 }]);
     expect(results.reused(first)).toEqual([]);
     results.keep(first, ['A', 'B', 'C']);
-    const second = [first[0], first[1], { d: 4 }];
+    const second = Object.freeze([first[0], first[1], { d: 4 }]);
     recordShared(second, first, 2);
     expect(results.reused(second)).toEqual(['A', 'B']);
-    const unrelated = [first[0]];
+    const unrelated = Object.freeze([first[0]]);
     expect(results.reused(unrelated)).toEqual([]);
-    const third = [first[0], first[1], second[2], { e: 5 }];
+    const third = Object.freeze([first[0], first[1], second[2], { e: 5 }]);
     recordShared(third, second, 3);
     expect(results.reused(third)).toEqual([]);
+    // A list the body memo will never hand over again (not frozen: a small body's) is not kept for.
+    const open = [{ f: 6 }];
+    results.keep(open, ['F']);
+    const after = Object.freeze([open[0]]);
+    recordShared(after, open, 1);
+    expect(results.reused(after)).toEqual([]);
   });
 });
 
@@ -118,7 +124,7 @@ describe('anthropic-messages parse over the body memo', () => {
   it('converts a resent turn once, to the same frozen neutral messages, equal to a parse from scratch', () => {
     const memo = new BodyMemo(1 << 21);
     const messages: unknown[] = [
-      { role: 'user', content: [{ type: 'text', text: `context ${'x'.repeat(20000)}` }] },
+      { role: 'user', content: [{ type: 'text', text: `context ${'x'.repeat(270000)}` }] },
       { role: 'assistant', content: [{ type: 'text', text: 'reading' }, { type: 'tool_use', id: 't1', name: 'read', input: { path: 'a' } }] },
     ];
     const first = anthropicMessagesInbound.parse(memo.parse(claude(messages), 'messages'), noImages);
@@ -132,7 +138,7 @@ describe('anthropic-messages parse over the body memo', () => {
 
   it('hands a resent image to every request\'s own sink, and still checks a new block', () => {
     const memo = new BodyMemo(1 << 21);
-    const messages: unknown[] = [{ role: 'user', content: [{ type: 'text', text: `look ${'x'.repeat(20000)}` }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }] }];
+    const messages: unknown[] = [{ role: 'user', content: [{ type: 'text', text: `look ${'x'.repeat(270000)}` }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }] }];
     const seen: string[] = [];
     const sink = (id: string) => (): ImagePart => {
       seen.push(id);
@@ -174,7 +180,7 @@ describe('an anthropic tools list resent unchanged', () => {
   it('is the same neutral array, frozen, equal to a conversion from scratch', () => {
     const memo = new BodyMemo(1 << 21);
     const tools = [{ name: 'read', description: 'Read a file.', input_schema: { type: 'object', properties: { path: { type: 'string' } } } }, { type: 'web_search_20250305', name: 'web_search' }];
-    const messages: unknown[] = [{ role: 'user', content: `context ${'x'.repeat(20000)}` }];
+    const messages: unknown[] = [{ role: 'user', content: `context ${'x'.repeat(270000)}` }];
     const body = () => Buffer.from(JSON.stringify({ model: 'm', max_tokens: 100, tools, messages }));
     const first = anthropicMessagesInbound.parse(memo.parse(body(), 'messages'), noImages);
     messages.push({ role: 'assistant', content: 'ok' }, { role: 'user', content: 'go on' });

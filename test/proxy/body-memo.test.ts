@@ -137,7 +137,7 @@ describe('BodyMemo', () => {
     const first = memo.parse(bodyOf(['model', 'messages', 'stream'], { messages, param: 1 }, 0), 'messages') as Record<string, unknown>;
     first.model = 'changed';
     delete first.stream;
-    // Every body's members are frozen, the first one's (parsed whole) too.
+    // A kept body's members are frozen, the first one's (parsed whole) too.
     expect(() => (first.messages as unknown[]).push('x')).toThrow(TypeError);
     expect(Object.isFrozen((first.messages as object[])[1])).toBe(true);
     messages.push({ role: 'assistant', content: 'two' });
@@ -170,6 +170,14 @@ describe('BodyMemo', () => {
     const changed = memo.parse(body({ temperature: 0.5 }), 'messages') as Record<string, unknown>;
     expect(changed).toEqual({ model: 'm', messages, tools, temperature: 0.5 });
     expect(changed.tools).not.toBe(seen[3]);
+  });
+
+  it('leaves a body under its floor as JSON.parse gives it, not frozen', () => {
+    const memo = new BodyMemo(1 << 21);
+    const small = memo.parse(Buffer.from(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] })), 'messages') as { messages: object[] };
+    expect(Object.isFrozen(small.messages)).toBe(false);
+    expect(Object.isFrozen(small.messages[0])).toBe(false);
+    expect(memo.size).toBe(0);
   });
 
   it('a large body with an empty list is parsed, and not kept', () => {

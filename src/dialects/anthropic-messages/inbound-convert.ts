@@ -37,9 +37,9 @@ export function toConversation(parsed: ParsedMessages, images: ImageSink): Conve
   const messages: NeutralMessage[] = [];
   parsed.messages.forEach((m, i) => {
     // An image is handed to this request's sink, every time: such a message is not kept.
-    const image = hasImage(m);
-    const neutral = before[i] ?? (image ? toNeutral(m, i, images) : deepFreeze(toNeutral(m, i, images)));
-    made.push(image ? undefined : neutral);
+    const kept = !hasImage(m) && Object.isFrozen(parsed.list);
+    const neutral = before[i] ?? (kept ? deepFreeze(toNeutral(m, i, images)) : toNeutral(m, i, images));
+    made.push(kept ? neutral : undefined);
     messages.push(...neutral);
   });
   CONVERTED.keep(parsed.list, made);

@@ -29,8 +29,9 @@ export function toConversation(messages: readonly ChatMessage[], images: ImageSi
   for (; i < messages.length; i++) {
     const msg = messages[i]!;
     // An image is handed to this request's sink, every time: such a message is not kept.
-    const neutral = before[i] ?? (hasImage(msg) ? toNeutral(msg, i, images) : deepFreeze(toNeutral(msg, i, images)));
-    made.push(hasImage(msg) ? undefined : neutral);
+    const kept = !hasImage(msg) && Object.isFrozen(list);
+    const neutral = before[i] ?? (kept ? deepFreeze(toNeutral(msg, i, images)) : toNeutral(msg, i, images));
+    made.push(kept ? neutral : undefined);
     out.push(neutral);
   }
   CONVERTED.keep(list, made);
