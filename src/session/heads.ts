@@ -37,8 +37,7 @@ export class Heads {
 
   resolve(system: string | undefined, tools: readonly ToolSpec[]): Head {
     for (const r of this.#recent) {
-      // The same array: a resent tools list the body memo handed over unchanged (proxy/body-memo.ts).
-      if (r.system === system && (r.tools === tools || sameJson(r.tools, tools))) return r.head;
+      if (r.system === system && sameJson(r.tools, tools)) return r.head;
     }
     const key = `${system === undefined ? '0' : '1' + system}\u0000${JSON.stringify(tools)}`;
     let head = this.#seen.get(key);

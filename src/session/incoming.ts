@@ -95,7 +95,7 @@ export interface Comparable {
 
 /** A view entry and an incoming message are the same message to the client. */
 export function sameMessage(entry: Comparable, incoming: { msg?: NeutralMessage; key: string }): boolean {
-  // The same object: a resent message the inbound wire converted once (src/core/frozen-memo.ts).
+  // The same object: a resent message the inbound wire converted once (src/core/list-lineage.ts).
   if (incoming.msg !== undefined && (entry.sent === incoming.msg || entry.msg === incoming.msg)) return true;
   if (incoming.msg !== undefined && (identical(entry.msg, incoming.msg) || (entry.sent !== undefined && identical(entry.sent, incoming.msg)))) return true;
   if (entry.key !== incoming.key) return false;
