@@ -1,5 +1,5 @@
 /**
- * The peers side by side: the fake upstream alone, the bare pipe, Portkey's gateway and prefix-proxy,
+ * The peers side by side: the fake upstream alone, the bare pipe, the durable floor, Portkey's gateway and prefix-proxy,
  * each its own process, under the same workloads, in rounds whose target order rotates.
  * Part of `npm run bench`; alone, printing its tables without writing RESULTS.md:
  *   node dist-bench/bench/peers.js [--workload agent,deep-1m] [--targets pipe,prefix-proxy] [--rounds N] [--cpu-prof DIR] [--quick]
@@ -137,7 +137,7 @@ function rotate<T>(xs: readonly T[], by: number): T[] {
   return [...xs.slice(k), ...xs.slice(0, k)];
 }
 
-export function renderPeers(reports: readonly WorkloadReport[], started: Date, heading: string[] = ['## Peers: the upstream alone, a bare pipe, Portkey and prefix-proxy under the same load']): string[] {
+export function renderPeers(reports: readonly WorkloadReport[], started: Date, heading: string[] = ['## Peers: the upstream alone, a bare pipe, the durable floor, Portkey and prefix-proxy under the same load']): string[] {
   return [
     ...heading,
     '',
@@ -146,6 +146,9 @@ export function renderPeers(reports: readonly WorkloadReport[], started: Date, h
     '(10 ms ticks), divided by the requests; RSS is its VmRSS at the end of the run. The targets forward to one fake',
     'OpenAI-compatible upstream process (node:http, answers at once with a fixed 12-token reply and usage, parses nothing),',
     'measured alone as the first row. The bare pipe is node:http in, an undici Pool out, bodies streamed, nothing parsed.',
+    'The durable floor (bench/peers/floor.ts) is the pipe plus what the log\'s durability policy asks of any gateway and nothing',
+    'else: it parses the body, appends the last message to the conversation\'s own file, sends the body serialised again, parses',
+    'the reply (streamed: passes it on and keeps its text), appends it and waits for an fdatasync before the answer\'s last byte.',
     `Portkey is \`@portkey-ai/gateway\` ${PORTKEY_VERSION} (\`build/start-server.js --headless\`, provider openai, custom host the upstream);`,
     'prefix-proxy is `dist/cli/main.js serve` with a generic-preset route to the upstream (no cache hints, a window large enough',
     'that nothing is trimmed or elided), its data directory in the system temp directory (its log is synced before each answer).',

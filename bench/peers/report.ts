@@ -89,7 +89,25 @@ export function renderWorkload(w: WorkloadReport): string[] {
   for (const f of failures) out.push(`${f.replace(/\s+/g, ' ').slice(0, 400)}`, '');
   const targets = checkTargets(w);
   if (targets !== undefined) out.push(`Targets: ${targets}`, '');
+  const floor = aboveFloor(w);
+  if (floor !== undefined) out.push(floor, '');
   return out;
+}
+
+/**
+ * What the durable floor (bench/peers/floor.ts: parse, log what is new, fdatasync before the
+ * answer, nothing else) leaves of a CPU target, and what prefix-proxy spends above it: the part of
+ * its cost that its own features make (docs/decisions.md, A durable floor beside the pipe).
+ */
+export function aboveFloor(w: WorkloadReport): string | undefined {
+  if (!['agent', 'agent-stream', 'agent-head', 'new-conversation'].includes(w.key)) return undefined;
+  const cpu = (n: TargetName) => med(w.runs, n, (r) => r.cpuPerRequest);
+  const rps = (n: TargetName) => med(w.runs, n, (r) => r.rps);
+  const [pipe, floor, proxy] = [cpu('pipe'), cpu('floor'), cpu('prefix-proxy')];
+  if (![pipe, floor, proxy].every(Number.isFinite)) return undefined;
+  const budget = w.key === 'new-conversation' ? '' : ` (3x the pipe leaves ${fmt(3 * pipe - floor, 3)} ms per request above the floor)`;
+  return `The durable floor alone costs ${fmt(floor / pipe, 2)}x the pipe's CPU per request and serves ${fmt((100 * rps('floor')) / rps('pipe'), 0)}% of its throughput `
+    + `(${fmt(rps('floor'), 0)} req/s); prefix-proxy spends ${fmt(proxy - floor, 3)} ms per request above the floor${budget}.`;
 }
 
 function cell(x: number, digits: number, suffix = ''): string {

@@ -1,6 +1,6 @@
 /**
- * The peers, each started as its own process on loopback: the fake upstream, the bare pipe,
- * Portkey's gateway and prefix-proxy (from dist/, as `proxy serve` runs it). Every target but the
+ * The peers, each started as its own process on loopback: the fake upstream, the bare pipe, the
+ * durable floor, Portkey's gateway and prefix-proxy (from dist/, as `proxy serve` runs it). Every target but the
  * upstream sends its requests to the one upstream process of the round.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -11,12 +11,13 @@ import { join } from 'node:path';
 import { PORTKEY_VERSION, portkeyEntry } from './portkey.js';
 
 /** `baseline` is prefix-proxy from another build (`--baseline`), for a before and after in one run. */
-export const TARGET_NAMES = ['upstream', 'pipe', 'portkey', 'prefix-proxy', 'baseline'] as const;
+export const TARGET_NAMES = ['upstream', 'pipe', 'floor', 'portkey', 'prefix-proxy', 'baseline'] as const;
 export type TargetName = (typeof TARGET_NAMES)[number];
 
 export const TARGET_LABELS: Record<TargetName, string> = {
   upstream: 'upstream alone',
   pipe: 'bare pipe',
+  floor: 'durable floor',
   portkey: `Portkey ${PORTKEY_VERSION}`,
   'prefix-proxy': 'prefix-proxy',
   baseline: 'prefix-proxy, baseline build',
@@ -62,6 +63,12 @@ export async function startTarget(name: Exclude<TargetName, 'upstream'>, upstrea
     const port = Number((await waitFor(child, /listening (\d+)/, 'pipe'))[1]);
     return target('pipe', child, port, { model: 'peers-1', headers: {} });
   }
+  if (name === 'floor') {
+    const dir = await mkdtemp(join(tmpdir(), 'prefix-proxy-bench-floor-'));
+    const child = spawn(process.execPath, [join(HERE, 'floor.js'), '--port', '0', '--upstream', up, '--dir', dir], childOptions());
+    const port = Number((await waitFor(child, /listening (\d+)/, 'floor'))[1]);
+    return removingDir(target('floor', child, port, { model: 'peers-1', headers: {} }), dir);
+  }
   if (name === 'portkey') {
     const port = await freePort();
     const child = spawn(process.execPath, [await portkeyEntry(), `--port=${port}`, '--headless'], childOptions());
@@ -105,7 +112,11 @@ max_live = 2000
   const prof = opts.cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`];
   const child = spawn(process.execPath, [...prof, main, 'serve', '--config', config, '--data-dir', join(dir, 'data'), '--port', '0'], childOptions());
   const port = Number((await waitFor(child, /listening on http:\/\/127\.0\.0\.1:(\d+)\/v1/, name))[1]);
-  const t = target(name, child, port, { model: 'peers', headers: { authorization: 'Bearer x' } });
+  return removingDir(target(name, child, port, { model: 'peers', headers: { authorization: 'Bearer x' } }), dir);
+}
+
+/** The target, whose stop also removes the directory it wrote in. */
+function removingDir(t: Target, dir: string): Target {
   return { ...t, stop: async () => { await t.stop(); await rm(dir, { recursive: true, force: true }); } };
 }
 
