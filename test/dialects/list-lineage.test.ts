@@ -7,7 +7,7 @@
  * from scratch.
  */
 import { describe, expect, it } from 'vitest';
-import { ListResults, recordShared } from '../../src/core/list-lineage.js';
+import { eachOnce, FrozenResults, ListResults, recordShared } from '../../src/core/list-lineage.js';
 import { isProxyError } from '../../src/core/errors.js';
 import { anthropicMessagesInbound } from '../../src/dialects/anthropic-messages/inbound.js';
 import { openaiChatInbound } from '../../src/dialects/openai-chat/inbound.js';
@@ -61,6 +61,61 @@ describe('ListResults', () => {
     const after = Object.freeze([open[0]]);
     recordShared(after, open, 1);
     expect(results.reused(after)).toEqual([]);
+  });
+});
+
+describe('eachOnce', () => {
+  it('makes only what an earlier list did not keep, keeps it frozen, and makes an element that is not keepable every time', () => {
+    const results = new ListResults<{ n: number } | undefined>();
+    const made: number[] = [];
+    const make = (x: number) => {
+      made.push(x);
+      return { n: x * 10 };
+    };
+    const keepable = (x: number) => x !== 2;
+    const first = Object.freeze([0, 1, 2, 3]);
+    const one = eachOnce(results, first, first, 1, make, keepable);
+    expect(one).toEqual([{ n: 10 }, { n: 20 }, { n: 30 }]);
+    expect(made).toEqual([1, 2, 3]);
+    expect(Object.isFrozen(one[0])).toBe(true);
+    expect(Object.isFrozen(one[1])).toBe(false);
+    const second = Object.freeze([0, 1, 2, 3, 4]);
+    recordShared(second, first, 4);
+    const two = eachOnce(results, second, second, 1, make, keepable);
+    expect(made).toEqual([1, 2, 3, 2, 4]);
+    expect(two[0]).toBe(one[0]);
+    expect(two[2]).toBe(one[2]);
+    expect(two[1]).not.toBe(one[1]);
+    expect(two).toEqual([{ n: 10 }, { n: 20 }, { n: 30 }, { n: 40 }]);
+  });
+
+  it('keeps nothing for a list that is not frozen', () => {
+    const results = new ListResults<{ n: number } | undefined>();
+    const open = [1, 2];
+    const one = eachOnce(results, open, open, 0, (x) => ({ n: x }), () => true);
+    expect(Object.isFrozen(one[0])).toBe(false);
+    const after = Object.freeze([1, 2, 3]);
+    recordShared(after, open, 2);
+    expect(eachOnce(results, after, after, 0, (x) => ({ n: x }), () => true)[0]).not.toBe(one[0]);
+  });
+});
+
+describe('FrozenResults', () => {
+  it('makes once for a frozen value, each time for one that is not, and keeps nothing when making throws', () => {
+    const results = new FrozenResults<{ made: number }>();
+    let count = 0;
+    const make = (kept: boolean) => ({ made: ++count, kept });
+    const frozen = Object.freeze([{ a: 1 }]);
+    const first = results.of(frozen, make);
+    expect(first).toEqual({ made: 1, kept: true });
+    expect(results.of(frozen, make)).toBe(first);
+    const open = [{ a: 1 }];
+    expect(results.of(open, make)).toEqual({ made: 2, kept: false });
+    expect(results.of(open, make)).toEqual({ made: 3, kept: false });
+    expect(results.of(undefined, make)).toEqual({ made: 4, kept: false });
+    const bad = Object.freeze([{ b: 2 }]);
+    expect(() => results.of(bad, () => { throw new Error('invalid'); })).toThrow('invalid');
+    expect(results.of(bad, make)).toEqual({ made: 5, kept: true });
   });
 });
 

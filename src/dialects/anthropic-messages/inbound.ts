@@ -9,6 +9,7 @@
  */
 import type { ToolSpec } from '../../core/types.js';
 import { deepFreeze } from '../../core/deep-freeze.js';
+import { FrozenResults } from '../../core/list-lineage.js';
 import type { ClientRequest, ImageSink, InboundDialect, ReplyMeta } from '../types.js';
 import { bearerOf } from '../wire-headers.js';
 import { messageEvent, renderError, renderMessage } from './client-render.js';
@@ -35,17 +36,10 @@ function toClientRequest(parsed: ParsedMessages, images: ImageSink): ClientReque
  * The neutral tools made of a tools list the body memo handed over unchanged (the same frozen
  * array): one conversion, and one array, which the session compares by identity (session/heads.ts).
  */
-const TOOLS = new WeakMap<object, ToolSpec[]>();
+const TOOLS = new FrozenResults<ToolSpec[]>();
 
 function toolsOf(parsed: ParsedMessages): ToolSpec[] {
-  const raw = parsed.rawTools;
-  if (raw === null || typeof raw !== 'object' || !Object.isFrozen(raw)) return toTools(parsed.body.tools);
-  let tools = TOOLS.get(raw);
-  if (tools === undefined) {
-    tools = deepFreeze(toTools(parsed.body.tools));
-    TOOLS.set(raw, tools);
-  }
-  return tools;
+  return TOOLS.of(parsed.rawTools, (kept) => (kept ? deepFreeze(toTools(parsed.body.tools)) : toTools(parsed.body.tools)));
 }
 
 export const anthropicMessagesInbound: InboundDialect = {

@@ -7,8 +7,7 @@ import type { AssistantMessage, ContentPart, NeutralMessage, RequestParams, Tool
 import { KNOWN_FIELDS, type ChatMessage, type ChatRequest, type ChatTool } from './inbound-parse.js';
 import type { ImageSink } from '../types.js';
 import { extraFields } from '../extra-fields.js';
-import { ListResults } from '../../core/list-lineage.js';
-import { deepFreeze } from '../../core/deep-freeze.js';
+import { eachOnce, ListResults } from '../../core/list-lineage.js';
 
 export interface Conversation {
   system: string | undefined;
@@ -23,18 +22,8 @@ export function toConversation(messages: readonly ChatMessage[], images: ImageSi
     head.push(joinText((messages[i] as { content: unknown }).content));
     i++;
   }
-  const before = CONVERTED.reused(list);
-  const made: (NeutralMessage | undefined)[] = new Array<NeutralMessage | undefined>(i).fill(undefined);
-  const out: NeutralMessage[] = [];
-  for (; i < messages.length; i++) {
-    const msg = messages[i]!;
-    // An image is handed to this request's sink, every time: such a message is not kept.
-    const kept = !hasImage(msg) && Object.isFrozen(list);
-    const neutral = before[i] ?? (kept ? deepFreeze(toNeutral(msg, i, images)) : toNeutral(msg, i, images));
-    made.push(kept ? neutral : undefined);
-    out.push(neutral);
-  }
-  CONVERTED.keep(list, made);
+  // An image is handed to this request's sink, every time: such a message is not kept.
+  const out = eachOnce(CONVERTED, list, messages, i, (msg, index) => toNeutral(msg, index, images), (msg) => !hasImage(msg));
   return { system: head.length === 0 ? undefined : head.join('\n\n'), messages: out };
 }
 

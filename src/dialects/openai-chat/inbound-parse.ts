@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { ProxyError } from '../../core/errors.js';
-import { ListResults } from '../../core/list-lineage.js';
+import { FrozenResults, ListResults } from '../../core/list-lineage.js';
 import { MAX_JSON_DEPTH, textDepth } from '../../core/json-depth.js';
 import { checkBodyShape, issueError, requireObject } from '../client-body.js';
 import { isWellFormedMessage } from './inbound-shape.js';
@@ -122,17 +122,17 @@ const toolList = z.array(tool).nullable().optional();
  * unchanged over as the same array, which is then not checked again, and the session compares it
  * with the tools it resolved last by identity (session/heads.ts).
  */
-const TOOLS_CHECKED = new WeakSet<object>();
+const TOOLS_CHECKED = new FrozenResults<readonly ChatTool[]>();
 
 function checkTools(raw: unknown): readonly ChatTool[] {
   if (raw === undefined || raw === null) return [];
-  if (typeof raw === 'object' && TOOLS_CHECKED.has(raw)) return raw as ChatTool[];
-  const parsed = toolList.safeParse(raw);
-  if (!parsed.success) throw issueError(parsed.error.issues[0]!, 'tools');
-  // The schema has no defaults or transforms: a list that passed is its own parse, and the body's
-  // own array keeps its identity from one request to the next.
-  if (Object.isFrozen(raw)) TOOLS_CHECKED.add(raw as object);
-  return raw as ChatTool[];
+  return TOOLS_CHECKED.of(raw, () => {
+    const parsed = toolList.safeParse(raw);
+    if (!parsed.success) throw issueError(parsed.error.issues[0]!, 'tools');
+    // The schema has no defaults or transforms: a list that passed is its own parse, and the
+    // body's own array keeps its identity from one request to the next.
+    return raw as ChatTool[];
+  });
 }
 
 /** What the checks made of each message of a list that passed them: a resent history is checked once. */
