@@ -13,6 +13,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { Pool } from 'undici';
+import { serve } from './serve.js';
 
 const { values } = parseArgs({ options: { port: { type: 'string', default: '0' }, upstream: { type: 'string' }, dir: { type: 'string' } } });
 if (values.upstream === undefined || values.dir === undefined) throw new Error('floor: --upstream and --dir are required');
@@ -105,9 +106,4 @@ const server = createServer((req, res) => {
   });
 });
 
-server.keepAliveTimeout = 60_000;
-server.listen(Number(values.port), '127.0.0.1', () => {
-  const address = server.address();
-  process.stdout.write(`listening ${typeof address === 'object' && address !== null ? address.port : values.port}\n`);
-});
-process.once('SIGTERM', () => process.exit(0));
+serve(server, values.port);

@@ -7,6 +7,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { pipeline } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
+import { serve } from './serve.js';
 
 const { values } = parseArgs({ options: { port: { type: 'string', default: '0' }, upstream: { type: 'string' } } });
 if (values.upstream === undefined) throw new Error('pipe: --upstream is required');
@@ -33,9 +34,4 @@ const server = createServer((req, res) => {
   );
 });
 
-server.keepAliveTimeout = 60_000;
-server.listen(Number(values.port), '127.0.0.1', () => {
-  const address = server.address();
-  process.stdout.write(`listening ${typeof address === 'object' && address !== null ? address.port : values.port}\n`);
-});
-process.once('SIGTERM', () => process.exit(0));
+serve(server, values.port);

@@ -7,6 +7,7 @@
  */
 import { createServer, type ServerResponse } from 'node:http';
 import { parseArgs } from 'node:util';
+import { serve } from './serve.js';
 
 export const REPLY_TEXT = 'Read it. The change is in place and the tests pass.';
 const COMPLETION_TOKENS = 12;
@@ -51,9 +52,4 @@ function streamed(res: ServerResponse, usage: object): void {
   res.end('data: [DONE]\n\n');
 }
 
-server.keepAliveTimeout = 60_000;
-server.listen(Number(values.port), '127.0.0.1', () => {
-  const address = server.address();
-  process.stdout.write(`listening ${typeof address === 'object' && address !== null ? address.port : values.port}\n`);
-});
-process.once('SIGTERM', () => process.exit(0));
+serve(server, values.port);
