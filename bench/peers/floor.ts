@@ -42,15 +42,17 @@ interface ChatBody {
   stream?: boolean;
 }
 
-function fileOf(body: ChatBody): LogFile {
+/** The conversation's file, counted busy until the caller's `busy--`. */
+function takeFile(body: ChatBody): LogFile {
   const first = body.messages.find((m) => m.role === 'user')?.content;
   const key = (typeof first === 'string' ? first : JSON.stringify(first ?? null)).slice(0, 200);
   let file = files.get(key);
   if (file === undefined) {
     file = { fd: openSync(join(dir, `${created++}.log`), 'wx'), busy: 0 };
     files.set(key, file);
-    if (files.size > OPEN) closeOldestIdle();
   }
+  file.busy++;
+  if (files.size > OPEN) closeOldestIdle();
   return file;
 }
 
@@ -71,8 +73,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ChatBody;
-  const file = fileOf(body);
-  file.busy++;
+  const file = takeFile(body);
   try {
     append(file, { type: 'request', message: body.messages.at(-1) });
     const up = await pool.request({ method: 'POST', path: req.url ?? '/', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });

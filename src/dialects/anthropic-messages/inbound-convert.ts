@@ -31,9 +31,9 @@ export const TOOL_RESULT_IMAGE = '[image]';
 
 export function toConversation(parsed: ParsedMessages, images: ImageSink): Conversation {
   const system = parsed.body.system;
-  // An image is handed to this request's sink, every time: such a message is not kept.
   const messages: NeutralMessage[] = [];
-  // A push loop: Array.prototype.flat took ~10x as long on a 2,000-turn history (Node 20).
+  // An image is handed to this request's sink, every time: such a message is not kept. A push
+  // loop: Array.prototype.flat took ~10x as long on a 2,000-turn history (Node 20).
   for (const turn of eachOnce(CONVERTED, parsed.list, parsed.messages, 0, (m, i) => toNeutral(m, i, images), (m) => !hasImage(m))) messages.push(...turn);
   return { system: system === undefined ? undefined : joinText(system, '\n\n'), messages };
 }
