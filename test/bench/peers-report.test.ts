@@ -1,0 +1,47 @@
+/**
+ * The peers report's lines under (a) and (b): what the durable floor costs against the pipe and
+ * what prefix-proxy spends above it, from the medians of each target's runs; nothing where a
+ * target is missing or the workload sets no CPU target.
+ */
+import { describe, expect, it } from 'vitest';
+import { aboveFloor, checkTargets, type Runs, type WorkloadReport } from '../../bench/peers/report.js';
+import type { RunResult, WorkloadKey } from '../../bench/peers/workloads.js';
+
+function run(cpuPerRequest: number, rps: number): RunResult {
+  return { requests: 960, rps, p50: 1, p99: 2, cpuPerRequest, rssMb: 100, extra: {} };
+}
+
+function report(key: WorkloadKey, runs: Runs): WorkloadReport {
+  return { key, title: key, about: [], runs };
+}
+
+describe('peers report, the durable floor', () => {
+  it('says the floor\'s ratio to the pipe, prefix-proxy\'s CPU above it and what 3x leaves, from medians over rounds', () => {
+    const runs: Runs = {
+      pipe: [run(0.3, 2000), run(0.4, 1800), run(0.2, 2200)],
+      floor: [run(0.75, 1000), 'crashed', run(0.85, 900)],
+      'prefix-proxy': [run(1.5, 600), run(1.6, 580), run(1.4, 620)],
+    };
+    const line = aboveFloor(report('agent', runs))!;
+    // Medians: the pipe 0.3 ms and 2,000 req/s; the floor 0.8 ms (of its two good runs) and 950; prefix-proxy 1.5 ms.
+    expect(line).toContain('costs 2.67x the pipe\'s CPU per request');
+    expect(line).toContain('serves 48% of its throughput (950 req/s)');
+    expect(line).toContain('prefix-proxy spends 0.700 ms per request above the floor');
+    expect(line).toContain('3x the pipe leaves 0.100 ms per request above the floor');
+  });
+
+  it('gives (b) no CPU budget, and nothing for a workload without a CPU target or a run without the floor', () => {
+    const runs: Runs = { pipe: [run(0.2, 5000)], floor: [run(0.4, 2500)], 'prefix-proxy': [run(1.5, 800)] };
+    const b = aboveFloor(report('new-conversation', runs))!;
+    expect(b).toContain('costs 2.00x');
+    expect(b).not.toContain('leaves');
+    expect(aboveFloor(report('deep-1m', runs))).toBeUndefined();
+    expect(aboveFloor(report('agent', { pipe: runs.pipe!, 'prefix-proxy': runs['prefix-proxy']! }))).toBeUndefined();
+    expect(aboveFloor(report('agent', { ...runs, floor: ['failed'] }))).toBeUndefined();
+  });
+
+  it('judges (a) against the pipe, not the floor', () => {
+    const runs: Runs = { pipe: [run(0.5, 2000)], floor: [run(1.2, 1000)], 'prefix-proxy': [run(1.5, 800)] };
+    expect(checkTargets(report('agent', runs))).toBe('prefix-proxy\'s CPU per request at most 3x the bare pipe\'s: 3.00x, met; its throughput at least 40% of the pipe\'s: 40%, met.');
+  });
+});
