@@ -5,8 +5,8 @@
  *   node dist-bench/bench/peers.js [--workload agent,deep-1m] [--targets pipe,prefix-proxy] [--rounds N] [--cpu-prof DIR] [--quick]
  *     [--baseline CHECKOUT] (prefix-proxy from another built checkout as the `baseline` target: a before and after in one run)
  */
-import { existsSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { existsSync, statfsSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -137,6 +137,18 @@ function rotate<T>(xs: readonly T[], by: number): T[] {
   return [...xs.slice(k), ...xs.slice(0, k)];
 }
 
+/** statfs magic numbers (linux/magic.h) of the file systems a temp directory is likely on. */
+const FILE_SYSTEMS = new Map([[0xef53, 'ext4'], [0x01021994, 'tmpfs'], [0x58465342, 'xfs'], [0x9123683e, 'btrfs'], [0x794c7630, 'overlayfs']]);
+
+function fileSystemOf(dir: string): string {
+  try {
+    const type = statfsSync(dir).type;
+    return FILE_SYSTEMS.get(type) ?? `file system type 0x${type.toString(16)}`;
+  } catch {
+    return 'file system unknown';
+  }
+}
+
 export function renderPeers(reports: readonly WorkloadReport[], started: Date, heading: string[] = ['## Peers: the upstream alone, a bare pipe, the durable floor, Portkey and prefix-proxy under the same load']): string[] {
   return [
     ...heading,
@@ -151,7 +163,9 @@ export function renderPeers(reports: readonly WorkloadReport[], started: Date, h
     'the reply (streamed: passes it on and keeps its text), appends it and waits for an fdatasync before the answer\'s last byte.',
     `Portkey is \`@portkey-ai/gateway\` ${PORTKEY_VERSION} (\`build/start-server.js --headless\`, provider openai, custom host the upstream);`,
     'prefix-proxy is `dist/cli/main.js serve` with a generic-preset route to the upstream (no cache hints, a window large enough',
-    'that nothing is trimmed or elided), its data directory in the system temp directory (its log is synced before each answer).',
+    `that nothing is trimmed or elided), its data directory in the system temp directory (${fileSystemOf(tmpdir())}; its log is synced before each answer);`,
+    '"prefix-proxy, data on tmpfs" is the same build with its data directory on /dev/shm: the same file calls, none of them',
+    'costing the disk anything (a new file allocates no blocks, fdatasync returns at once), so its gap to prefix-proxy is what the disk costs.',
     'A workload runs in rounds, each with a fresh upstream and running every target once in a rotating order; each run starts',
     `a fresh target process and warms it with ${SIZES.warmUpMs / 1000} s of agent requests, 4 conversations at once (under autocannon, 500 requests more),`,
     `then runs the measured workload itself ${SIZES.settleRuns} times unmeasured (other conversations) before the run it measures (but (d)):`,

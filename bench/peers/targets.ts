@@ -1,17 +1,23 @@
 /**
  * The peers, each started as its own process on loopback: the fake upstream, the bare pipe, the
- * durable floor, Portkey's gateway and prefix-proxy (from dist/, as `proxy serve` runs it). Every target but the
- * upstream sends its requests to the one upstream process of the round.
+ * durable floor, Portkey's gateway and prefix-proxy (from dist/, as `proxy serve` runs it), also with its
+ * data directory on tmpfs. Every target but the upstream sends its requests to the one upstream process of the round.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { statfsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PORTKEY_VERSION, portkeyEntry } from './portkey.js';
 
-/** `baseline` is prefix-proxy from another build (`--baseline`), for a before and after in one run. */
-export const TARGET_NAMES = ['upstream', 'pipe', 'floor', 'portkey', 'prefix-proxy', 'baseline'] as const;
+/**
+ * `prefix-proxy-tmpfs` is this build with its data directory on tmpfs: the same work, but no file
+ * costs the disk anything (creating one allocates no disk, fdatasync returns at once), so the gap
+ * to `prefix-proxy` is what the disk costs it (docs/decisions.md, A durable floor beside the pipe).
+ * `baseline` is prefix-proxy from another build (`--baseline`), for a before and after in one run.
+ */
+export const TARGET_NAMES = ['upstream', 'pipe', 'floor', 'portkey', 'prefix-proxy', 'prefix-proxy-tmpfs', 'baseline'] as const;
 export type TargetName = (typeof TARGET_NAMES)[number];
 
 export const TARGET_LABELS: Record<TargetName, string> = {
@@ -20,6 +26,7 @@ export const TARGET_LABELS: Record<TargetName, string> = {
   floor: 'durable floor',
   portkey: `Portkey ${PORTKEY_VERSION}`,
   'prefix-proxy': 'prefix-proxy',
+  'prefix-proxy-tmpfs': 'prefix-proxy, data on tmpfs',
   baseline: 'prefix-proxy, baseline build',
 };
 
@@ -82,11 +89,28 @@ export async function startTarget(name: Exclude<TargetName, 'upstream'>, upstrea
     if (opts.baselineMain === undefined) throw new Error('peers: the baseline target needs --baseline');
     return startPrefixProxy(up, opts, 'baseline', opts.baselineMain);
   }
+  if (name === 'prefix-proxy-tmpfs') return startPrefixProxy(up, opts, name, PROXY_MAIN, tmpfsDir());
   return startPrefixProxy(up, opts, 'prefix-proxy', PROXY_MAIN);
 }
 
-async function startPrefixProxy(upstreamOrigin: string, opts: StartOptions, name: 'prefix-proxy' | 'baseline', main: string): Promise<Target> {
-  const dir = await mkdtemp(join(tmpdir(), 'prefix-proxy-bench-peers-'));
+/** Linux's statfs magic number for tmpfs (linux/magic.h). */
+const TMPFS_MAGIC = 0x01021994;
+const SHM = '/dev/shm';
+
+/** A tmpfs to put a data directory on, or an error that says there is none. */
+function tmpfsDir(): string {
+  let type: number | undefined;
+  try {
+    type = statfsSync(SHM).type;
+  } catch {
+    // no /dev/shm: said below
+  }
+  if (type !== TMPFS_MAGIC) throw new Error(`peers: prefix-proxy-tmpfs needs a tmpfs at ${SHM}`);
+  return SHM;
+}
+
+async function startPrefixProxy(upstreamOrigin: string, opts: StartOptions, name: 'prefix-proxy' | 'prefix-proxy-tmpfs' | 'baseline', main: string, parent = tmpdir()): Promise<Target> {
+  const dir = await mkdtemp(join(parent, 'prefix-proxy-bench-peers-'));
   const config = join(dir, 'config.toml');
   // One route to the fake upstream, large enough that no request is trimmed or elided (the
   // others forward every byte too); no cache hints; room for the 1,000-session workload.

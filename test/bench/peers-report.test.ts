@@ -4,7 +4,7 @@
  * target is missing or the workload sets no CPU target.
  */
 import { describe, expect, it } from 'vitest';
-import { aboveFloor, checkTargets, type Runs, type WorkloadReport } from '../../bench/peers/report.js';
+import { aboveFloor, checkTargets, diskCost, type Runs, type WorkloadReport } from '../../bench/peers/report.js';
 import type { RunResult, WorkloadKey } from '../../bench/peers/workloads.js';
 
 function run(cpuPerRequest: number, rps: number): RunResult {
@@ -43,5 +43,27 @@ describe('peers report, the durable floor', () => {
   it('judges (a) against the pipe, not the floor', () => {
     const runs: Runs = { pipe: [run(0.5, 2000)], floor: [run(1.2, 1000)], 'prefix-proxy': [run(1.5, 800)] };
     expect(checkTargets(report('agent', runs))).toBe('prefix-proxy\'s CPU per request at most 3x the bare pipe\'s: 3.00x, met; its throughput at least 40% of the pipe\'s: 40%, met.');
+  });
+});
+
+describe('peers report, the data directory on tmpfs', () => {
+  it('says what prefix-proxy serves without the disk\'s costs and what the disk costs it, from medians over rounds', () => {
+    const runs: Runs = {
+      pipe: [run(0.2, 5000), run(0.25, 4000), run(0.3, 4500)],
+      'prefix-proxy': [run(1.6, 800), run(1.5, 750), 'crashed'],
+      'prefix-proxy-tmpfs': [run(1.0, 1000), run(1.2, 1100), run(1.1, 1050)],
+    };
+    // Medians: the pipe 0.25 ms and 4,500 req/s; prefix-proxy 1.55 ms (of its two good runs); on tmpfs 1.1 ms and 1,050 req/s.
+    const line = diskCost(report('new-conversation', runs))!;
+    expect(line).toContain('prefix-proxy serves 1050 req/s (23% of the pipe\'s) at 4.40x the pipe\'s CPU per request');
+    expect(line).toContain('the disk costs it 0.450 ms per request (29% of its CPU)');
+  });
+
+  it('says nothing without the tmpfs run, or for a workload whose CPU it does not judge', () => {
+    const runs: Runs = { pipe: [run(0.2, 5000)], 'prefix-proxy': [run(1.5, 800)], 'prefix-proxy-tmpfs': [run(1.0, 1000)] };
+    expect(diskCost(report('agent', runs))).toContain('the disk costs it 0.500 ms per request (33% of its CPU)');
+    expect(diskCost(report('deep-1m', runs))).toBeUndefined();
+    expect(diskCost(report('agent', { ...runs, 'prefix-proxy-tmpfs': ['failed'] }))).toBeUndefined();
+    expect(diskCost(report('agent', { pipe: runs.pipe!, 'prefix-proxy-tmpfs': runs['prefix-proxy-tmpfs']! }))).toBeUndefined();
   });
 });
