@@ -5,14 +5,14 @@
  *   node dist-bench/bench/peers.js [--workload agent,deep-1m] [--targets pipe,prefix-proxy] [--rounds N] [--cpu-prof DIR] [--quick]
  *     [--baseline CHECKOUT] (prefix-proxy from another built checkout as the `baseline` target: a before and after in one run)
  */
-import { existsSync, statfsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { renderWorkload, type Runs, type WorkloadReport } from './peers/report.js';
 import { PORTKEY_VERSION } from './peers/portkey.js';
-import { PROXY_MAIN, startTarget, startUpstream, TARGET_NAMES, type Target, type TargetName } from './peers/targets.js';
+import { fileSystemOf, PROXY_MAIN, startTarget, startUpstream, TARGET_NAMES, type Target, type TargetName } from './peers/targets.js';
 import { agentLoad, deepLoad, liveSessionsLoad, newConversationLoad, quickSizes, SIZES, WORKLOAD_KEYS, type RunResult, type WorkloadKey } from './peers/workloads.js';
 
 interface WorkloadSpec {
@@ -135,18 +135,6 @@ export async function measurePeers(opts: PeersOptions = {}): Promise<WorkloadRep
 function rotate<T>(xs: readonly T[], by: number): T[] {
   const k = by % xs.length;
   return [...xs.slice(k), ...xs.slice(0, k)];
-}
-
-/** statfs magic numbers (linux/magic.h) of the file systems a temp directory is likely on. */
-const FILE_SYSTEMS = new Map([[0xef53, 'ext4'], [0x01021994, 'tmpfs'], [0x58465342, 'xfs'], [0x9123683e, 'btrfs'], [0x794c7630, 'overlayfs']]);
-
-function fileSystemOf(dir: string): string {
-  try {
-    const type = statfsSync(dir).type;
-    return FILE_SYSTEMS.get(type) ?? `file system type 0x${type.toString(16)}`;
-  } catch {
-    return 'file system unknown';
-  }
 }
 
 export function renderPeers(reports: readonly WorkloadReport[], started: Date, heading: string[] = ['## Peers: the upstream alone, a bare pipe, the durable floor, Portkey and prefix-proxy under the same load']): string[] {

@@ -158,12 +158,18 @@ async function stopChild(child: ReturnType<typeof spawn>): Promise<void> {
   clearTimeout(timer);
 }
 
+/** The lowest heap-in-use sample: what survived the last collection before it, near enough. */
+function heapFloor(samples: readonly Sample[]): number {
+  return Math.min(...samples.map((s) => s.heapMb));
+}
+
 /** RSS may grow this much from the middle third to the last (medians) and still be flat. */
 const RSS_GROWTH = 0.1;
 /** Open descriptors may vary this much once warm: sockets and the live sessions' logs come and go. */
 const FD_SPREAD = 24;
 
 export async function soakSection(line: (s?: string) => void, minutes: number): Promise<boolean> {
+  const started = new Date();
   const soak = await runSoak({ minutes });
   const total = soak.samples.at(-1)!.at;
   const warm = soak.samples.filter((s) => s.at >= total / 3);
@@ -183,12 +189,13 @@ export async function soakSection(line: (s?: string) => void, minutes: number): 
   line('again marked as a retry (`x-stainless-retry-count: 1`); 20-100 ms between requests. VmRSS and the entries of');
   line('/proc/<pid>/fd of the proxy process every 10 s, and its V8 heap in use (its own `/metrics`); per minute, min / median /');
   line('max of the samples in it. The machine is shared: other work moves the figures.');
+  line(`Measured ${started.toISOString()} (\`npm run bench -- --only soak\` measures this section again and keeps the others).`);
   line();
   line(`${soak.requests} requests (${soak.streamed} streamed, ${soak.aborted} abandoned and asked again, ${soak.resent} resent as retries, ${soak.fromLog} answered`);
   line(`from the log), ${soak.conversations} conversations, ${soak.errors} answers with a status of 400 or more.`);
   line();
-  line('| minute | requests | RSS min (MiB) | RSS median | RSS max | heap used median (MiB) | fds min | fds median | fds max |');
-  line('|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  line('| minute | requests | RSS min (MiB) | RSS median | RSS max | heap used min (MiB) | heap used median | fds min | fds median | fds max |');
+  line('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   let before = 0;
   // A sample at 60 s closes the first minute.
   const minuteOf = (s: Sample) => Math.max(0, Math.ceil(s.at / 60) - 1);
@@ -198,14 +205,17 @@ export async function soakSection(line: (s?: string) => void, minutes: number): 
     const rss = inMinute.map((s) => s.rssMb);
     const fd = inMinute.map((s) => s.fds);
     const done = inMinute.at(-1)!.requests;
-    const heap = median(inMinute.map((s) => s.heapMb));
-    line(`| ${m + 1} | ${done - before} | ${fmt(Math.min(...rss))} | ${fmt(median(rss))} | ${fmt(Math.max(...rss))} | ${fmt(heap)} | ${Math.min(...fd)} | ${median(fd)} | ${Math.max(...fd)} |`);
+    const heap = inMinute.map((s) => s.heapMb);
+    line(`| ${m + 1} | ${done - before} | ${fmt(Math.min(...rss))} | ${fmt(median(rss))} | ${fmt(Math.max(...rss))} | ${fmt(Math.min(...heap))} | ${fmt(median(heap))} | ${Math.min(...fd)} | ${median(fd)} | ${Math.max(...fd)} |`);
     before = done;
   }
   line();
   line(`After the first third (warm-up): RSS median of the last third ${fmt(median(last.map((s) => s.rssMb)))} MiB against ${fmt(median(middle.map((s) => s.rssMb)))} MiB in the middle third`);
   line(`(${growth >= 0 ? '+' : ''}${fmt(growth * 100)}%; flat: at most +${RSS_GROWTH * 100}%) — ${rssFlat ? 'flat' : 'GROWING'}; open descriptors ${Math.min(...fds)} to ${Math.max(...fds)}`);
   line(`(spread ${spread}; flat: at most ${FD_SPREAD}) — ${fdsFlat ? 'flat' : 'GROWING'}; ${soak.errors === 0 ? 'no errors' : `${soak.errors} ERRORS`}.`);
+  line(`The heap's floor (its lowest sample, the nearest the samples come to what a collection left) in the last third ${fmt(heapFloor(last))} MiB against ${fmt(heapFloor(middle))} MiB in the middle third:`);
+  line('live objects that pile up raise the floor; RSS that grows while the floor does not is V8 letting its heap grow between');
+  line('collections (it sizes the next limit from the live size and how fast the process allocates) and keeping the pages after.');
   line();
   return rssFlat && fdsFlat && soak.errors === 0;
 }

@@ -115,17 +115,17 @@ export function aboveFloor(w: WorkloadReport): string | undefined {
 /**
  * What the disk costs prefix-proxy, from the same build with its data directory on tmpfs (files
  * created without allocating disk, fdatasync returning at once): the ceiling of any change to how
- * the log is laid out on disk (docs/decisions.md, A durable floor beside the pipe).
+ * the log is laid out on disk (docs/decisions.md, What the disk costs, and what it does not).
  */
 export function diskCost(w: WorkloadReport): string | undefined {
   if (!['agent', 'agent-stream', 'agent-head', 'new-conversation'].includes(w.key)) return undefined;
   const cpu = (n: TargetName) => med(w.runs, n, (r) => r.cpuPerRequest);
   const rps = (n: TargetName) => med(w.runs, n, (r) => r.rps);
-  const [pipe, disk, tmpfs] = [cpu('pipe'), cpu('prefix-proxy'), cpu('prefix-proxy-tmpfs')];
-  if (![pipe, disk, tmpfs].every(Number.isFinite)) return undefined;
+  const [pipe, onDisk, tmpfs] = [cpu('pipe'), cpu('prefix-proxy'), cpu('prefix-proxy-tmpfs')];
+  if (![pipe, onDisk, tmpfs].every(Number.isFinite)) return undefined;
   return `With its data directory on tmpfs, where no file costs the disk anything, prefix-proxy serves ${fmt(rps('prefix-proxy-tmpfs'), 0)} req/s `
     + `(${fmt((100 * rps('prefix-proxy-tmpfs')) / rps('pipe'), 0)}% of the pipe's) at ${fmt(tmpfs / pipe, 2)}x the pipe's CPU per request; `
-    + `the disk costs it ${fmt(disk - tmpfs, 3)} ms per request (${fmt((100 * (disk - tmpfs)) / disk, 0)}% of its CPU).`;
+    + `the disk costs it ${fmt(onDisk - tmpfs, 3)} ms per request (${fmt((100 * (onDisk - tmpfs)) / onDisk, 0)}% of its CPU).`;
 }
 
 function cell(x: number, digits: number, suffix = ''): string {

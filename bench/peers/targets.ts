@@ -14,7 +14,7 @@ import { PORTKEY_VERSION, portkeyEntry } from './portkey.js';
 /**
  * `prefix-proxy-tmpfs` is this build with its data directory on tmpfs: the same work, but no file
  * costs the disk anything (creating one allocates no disk, fdatasync returns at once), so the gap
- * to `prefix-proxy` is what the disk costs it (docs/decisions.md, A durable floor beside the pipe).
+ * to `prefix-proxy` is what the disk costs it (docs/decisions.md, What the disk costs, and what it does not).
  * `baseline` is prefix-proxy from another build (`--baseline`), for a before and after in one run.
  */
 export const TARGET_NAMES = ['upstream', 'pipe', 'floor', 'portkey', 'prefix-proxy', 'prefix-proxy-tmpfs', 'baseline'] as const;
@@ -93,19 +93,24 @@ export async function startTarget(name: Exclude<TargetName, 'upstream'>, upstrea
   return startPrefixProxy(up, opts, 'prefix-proxy', PROXY_MAIN);
 }
 
-/** Linux's statfs magic number for tmpfs (linux/magic.h). */
-const TMPFS_MAGIC = 0x01021994;
+/** statfs magic numbers (linux/magic.h) of the file systems a temp directory is likely on. */
+const FILE_SYSTEMS = new Map([[0xef53, 'ext4'], [0x01021994, 'tmpfs'], [0x58465342, 'xfs'], [0x9123683e, 'btrfs'], [0x794c7630, 'overlayfs']]);
+
+/** The file system `dir` is on, by name where it is one of the above. */
+export function fileSystemOf(dir: string): string {
+  try {
+    const type = statfsSync(dir).type;
+    return FILE_SYSTEMS.get(type) ?? `file system type 0x${type.toString(16)}`;
+  } catch {
+    return 'file system unknown';
+  }
+}
+
 const SHM = '/dev/shm';
 
 /** A tmpfs to put a data directory on, or an error that says there is none. */
 function tmpfsDir(): string {
-  let type: number | undefined;
-  try {
-    type = statfsSync(SHM).type;
-  } catch {
-    // no /dev/shm: said below
-  }
-  if (type !== TMPFS_MAGIC) throw new Error(`peers: prefix-proxy-tmpfs needs a tmpfs at ${SHM}`);
+  if (fileSystemOf(SHM) !== 'tmpfs') throw new Error(`peers: prefix-proxy-tmpfs needs a tmpfs at ${SHM}`);
   return SHM;
 }
 
