@@ -96,17 +96,30 @@ export function renderWorkload(w: WorkloadReport): string[] {
   return out;
 }
 
+/** The workloads whose CPU per request the report reads against the pipe's and the references': (a), its variants and (b). */
+const CPU_JUDGED: readonly WorkloadKey[] = ['agent', 'agent-stream', 'agent-head', 'new-conversation'];
+
+/**
+ * For a workload whose CPU is judged, the median CPU per request of the pipe, prefix-proxy and
+ * `reference`, and a reader of any target's median req/s; undefined if any of the three has none.
+ */
+function cpuMedians(w: WorkloadReport, reference: TargetName): { pipe: number; proxy: number; ref: number; rps: (n: TargetName) => number } | undefined {
+  if (!CPU_JUDGED.includes(w.key)) return undefined;
+  const cpu = (n: TargetName) => med(w.runs, n, (r) => r.cpuPerRequest);
+  const [pipe, proxy, ref] = [cpu('pipe'), cpu('prefix-proxy'), cpu(reference)];
+  if (![pipe, proxy, ref].every(Number.isFinite)) return undefined;
+  return { pipe, proxy, ref, rps: (n) => med(w.runs, n, (r) => r.rps) };
+}
+
 /**
  * What the durable floor (bench/peers/floor.ts: parse, log what is new, fdatasync before the
  * answer, nothing else) leaves of a CPU target, and what prefix-proxy spends above it: the part of
  * its cost that its own features make (docs/decisions.md, A durable floor beside the pipe).
  */
 export function aboveFloor(w: WorkloadReport): string | undefined {
-  if (!['agent', 'agent-stream', 'agent-head', 'new-conversation'].includes(w.key)) return undefined;
-  const cpu = (n: TargetName) => med(w.runs, n, (r) => r.cpuPerRequest);
-  const rps = (n: TargetName) => med(w.runs, n, (r) => r.rps);
-  const [pipe, floor, proxy] = [cpu('pipe'), cpu('floor'), cpu('prefix-proxy')];
-  if (![pipe, floor, proxy].every(Number.isFinite)) return undefined;
+  const medians = cpuMedians(w, 'floor');
+  if (medians === undefined) return undefined;
+  const { rps, pipe, proxy, ref: floor } = medians;
   const budget = w.key === 'new-conversation' ? '' : ` (3x the pipe leaves ${fmt(3 * pipe - floor, 3)} ms per request above the floor)`;
   return `The durable floor alone costs ${fmt(floor / pipe, 2)}x the pipe's CPU per request and serves ${fmt((100 * rps('floor')) / rps('pipe'), 0)}% of its throughput `
     + `(${fmt(rps('floor'), 0)} req/s); prefix-proxy spends ${fmt(proxy - floor, 3)} ms per request above the floor${budget}.`;
@@ -118,11 +131,9 @@ export function aboveFloor(w: WorkloadReport): string | undefined {
  * the log is laid out on disk (docs/decisions.md, What the disk costs, and what it does not).
  */
 export function diskCost(w: WorkloadReport): string | undefined {
-  if (!['agent', 'agent-stream', 'agent-head', 'new-conversation'].includes(w.key)) return undefined;
-  const cpu = (n: TargetName) => med(w.runs, n, (r) => r.cpuPerRequest);
-  const rps = (n: TargetName) => med(w.runs, n, (r) => r.rps);
-  const [pipe, onDisk, tmpfs] = [cpu('pipe'), cpu('prefix-proxy'), cpu('prefix-proxy-tmpfs')];
-  if (![pipe, onDisk, tmpfs].every(Number.isFinite)) return undefined;
+  const medians = cpuMedians(w, 'prefix-proxy-tmpfs');
+  if (medians === undefined) return undefined;
+  const { rps, pipe, proxy: onDisk, ref: tmpfs } = medians;
   return `With its data directory on tmpfs, where no file costs the disk anything, prefix-proxy serves ${fmt(rps('prefix-proxy-tmpfs'), 0)} req/s `
     + `(${fmt((100 * rps('prefix-proxy-tmpfs')) / rps('pipe'), 0)}% of the pipe's) at ${fmt(tmpfs / pipe, 2)}x the pipe's CPU per request; `
     + `the disk costs it ${fmt(onDisk - tmpfs, 3)} ms per request (${fmt((100 * (onDisk - tmpfs)) / onDisk, 0)}% of its CPU).`;
