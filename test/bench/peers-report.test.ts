@@ -1,7 +1,8 @@
 /**
  * The peers report's lines under (a) and (b): what the durable floor costs against the pipe and
- * what prefix-proxy spends above it, from the medians of each target's runs; nothing where a
- * target is missing or the workload sets no CPU target.
+ * what prefix-proxy spends above it, and what the disk costs prefix-proxy (its run with the data
+ * directory on tmpfs), from the medians of each target's runs; nothing where a target is missing
+ * or the workload sets no CPU target.
  */
 import { describe, expect, it } from 'vitest';
 import { aboveFloor, checkTargets, diskCost, type Runs, type WorkloadReport } from '../../bench/peers/report.js';
