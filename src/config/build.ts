@@ -299,6 +299,7 @@ function buildModel(
     ...(entry.cache_control_at === undefined ? {} : { cacheControlAt: entry.cache_control_at }),
     ...(entry.prompt_cache_breakpoints === undefined ? {} : { promptCacheBreakpoints: entry.prompt_cache_breakpoints }),
     reasoningOut: entry.reasoning ?? preset.reasoningOut,
+    ...(entry.max_tokens_field === undefined ? {} : { maxTokensField: entry.max_tokens_field }),
     system: entry.system ?? 'follow',
     clientDrops: entry.client_drops ?? 'follow',
     figures,
@@ -346,6 +347,7 @@ function readAuth(file: ConfigFile, env: Env, overrides: Overrides, problems: Co
     const key: ClientKey = { name: k.name, sha256: sha256!, models: k.models, budgetPeriod: k.budget_period ?? 'month' };
     if (k.budget_usd !== undefined) key.budgetUsd = k.budget_usd;
     if (k.requests_per_minute !== undefined) key.requestsPerMinute = k.requests_per_minute;
+    if (k.admin === true) key.admin = true;
     if (keys.some((other) => other.name === k.name)) problems.push({ key: `${at}.name`, detail: `another key is named ${JSON.stringify(k.name)}: names keep budgets and metrics apart` });
     keys.push(key);
   });

@@ -57,6 +57,17 @@ export interface Preset {
    * out of the client's fields the proxy passes on (docs/inbound.md, Fields the proxy does not read).
    */
   refuses: readonly string[];
+  /**
+   * openai-chat: the field the output limit goes in (`[models] max_tokens_field` overrides it).
+   * `by-model`: `max_completion_tokens` for OpenAI's reasoning models, `max_tokens` for others
+   * (docs/wires.md, Output limits).
+   */
+  maxTokensField: 'max_tokens' | 'max_completion_tokens' | 'by-model';
+  /**
+   * The server applies OpenAI's rules for its reasoning models: while one reasons it refuses the
+   * sampling fields, which the proxy then leaves out (docs/wires.md, OpenAI).
+   */
+  openaiModels: boolean;
 }
 
 const chat = {
@@ -70,12 +81,18 @@ const chat = {
   explicitBreakpoints: false,
   ready: true,
   refuses: [],
+  maxTokensField: 'max_tokens',
+  openaiModels: false,
 } as const satisfies Partial<Preset>;
 
 export const PRESETS = {
   // OpenAI sends no reasoning in chat completions and refuses unknown message fields, so nothing
   // goes back; the body key is its own field (prompt_cache_key).
-  openai: { ...chat, baseUrl: 'https://api.openai.com/v1', apiKeyEnv: 'OPENAI_API_KEY', reasoningOut: 'none', catalogue: 'openai', explicitBreakpoints: true },
+  // Every OpenAI model takes `max_completion_tokens`; its reasoning models refuse `max_tokens`.
+  openai: {
+    ...chat, baseUrl: 'https://api.openai.com/v1', apiKeyEnv: 'OPENAI_API_KEY', reasoningOut: 'none', catalogue: 'openai', explicitBreakpoints: true,
+    maxTokensField: 'max_completion_tokens', openaiModels: true,
+  },
   // OpenRouter reads `reasoning` and its alias `reasoning_content` (used in practice); its
   // own reasoning_details go back from their origin through the dialect. Sticky key: x-session-id,
   // with prompt_cache_key as its fallback.
@@ -151,12 +168,12 @@ export const PRESETS = {
   // templates read; the key as prompt_cache_key and both common affinity headers, which a server
   // that knows neither ignores (docs/decisions.md, Session keys).
   generic: {
-    ...chat, fromEnv: false, reasoningOut: 'reasoning_content', affinityHeaders: ['x-session-id', 'x-session-affinity'],
+    ...chat, fromEnv: false, reasoningOut: 'reasoning_content', affinityHeaders: ['x-session-id', 'x-session-affinity'], maxTokensField: 'by-model',
   },
   // The simulator (docs/architecture.md section 9). Without base_url the proxy starts it on loopback itself.
   // Its breakpoints stay off by default: the simulator's default mode plays an OpenAI before GPT-5.6
   // and answers 400 to them; a route to its `gpt56` mode sets `prompt_cache_breakpoints`.
-  sim: { ...chat, fromEnv: false, reasoningOut: 'reasoning_content', affinityHeaders: ['x-session-id'] },
+  sim: { ...chat, fromEnv: false, reasoningOut: 'reasoning_content', affinityHeaders: ['x-session-id'], maxTokensField: 'by-model', openaiModels: true },
   // Anthropic caches only when asked, so its models ask for the five-minute cache by default
   // (docs/decisions.md, Anthropic caches only when asked), as the request's top-level
   // cache_control, which the API applies to the last cacheable block (SDK MessageCreateParamsBase,
@@ -176,7 +193,7 @@ export const PRESETS = {
   // prompt_cache_key, and Codex's session headers for a ChatGPT-plan credential (codex_headers).
   'openai-responses': {
     ...chat, wire: 'openai-responses', baseUrl: 'https://api.openai.com/v1', apiKeyEnv: 'OPENAI_API_KEY',
-    fromEnv: false, reasoningOut: 'none', catalogue: 'openai', genAi: 'openai', explicitBreakpoints: true,
+    fromEnv: false, reasoningOut: 'none', catalogue: 'openai', genAi: 'openai', explicitBreakpoints: true, openaiModels: true,
   },
 } as const satisfies Record<string, Preset>;
 

@@ -10,7 +10,7 @@ import { NEW_SESSION_WINDOW_VERSION, type Recipe } from '../core/events.js';
 import type { DialectRoute } from '../core/route.js';
 import type { RouteFigures } from '../pricing/figures.js';
 import type { Price } from '../pricing/price.js';
-import { takesExplicitBreakpoints } from '../core/openai-family.js';
+import { isOpenAIReasoningModel, takesExplicitBreakpoints } from '../core/openai-family.js';
 import { presetOf, type CacheControlMode, type CacheKeyMode, type Preset, type PresetName } from './presets.js';
 import type { Config, ModelConfig, ProviderConfig, Timeouts } from './types.js';
 
@@ -36,6 +36,11 @@ export interface Route {
   affinityHeaders: readonly string[];
   /** Client fields the upstream refuses (the preset's list), left out of what passes through. */
   refuses: readonly string[];
+  /**
+   * An OpenAI reasoning model on a server that applies OpenAI's rules: the sampling fields are left
+   * out of a request on which it reasons (docs/wires.md, OpenAI; dialects/model-params.ts).
+   */
+  reasoningModel: boolean;
   codexHeaders: boolean;
   /** OpenAI's GPT-5.6+ breakpoints and the mode they go with; `off`: neither field is sent. */
   promptCache: 'off' | 'implicit' | 'explicit';
@@ -196,6 +201,7 @@ function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig, c
     reasoningOnToolTurns: preset.reasoningOnToolTurns && model.reasoningOut === 'reasoning_content',
     headers: { ...provider.headers },
   };
+  if (preset.wire === 'openai-chat') dialect.maxTokensField = maxTokensFieldOf(model, preset);
   if (model.thinking !== undefined) dialect.thinking = model.thinking;
   if (model.keepReasoning) dialect.keepReasoning = true;
   const s = model.sizes;
@@ -217,6 +223,7 @@ function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig, c
   if (volatile.sources.length > 0) recipe.volatile_lines = [...volatile.sources];
   if (config.toolCaps.length > 0) recipe.tool_caps = config.toolCaps.map((c) => ({ ...c }));
   if (!config.folds) recipe.folds = false;
+  if (!capsOutput(model, preset)) recipe.output_cap = 'client';
   const route: Omit<Route, 'label'> = {
     name,
     provider: provider.name,
@@ -228,6 +235,7 @@ function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig, c
     affinityHeaders: preset.affinityHeaders,
     // GPT-5.6+ refuse `prompt_cache_retention` ("not supported on this model"; docs/decisions.md, OpenAI explicit breakpoints).
     refuses: takesExplicitBreakpoints(model.model) ? [...preset.refuses, 'prompt_cache_retention'] : preset.refuses,
+    reasoningModel: preset.openaiModels && isOpenAIReasoningModel(model.model),
     codexHeaders: provider.codexHeaders,
     promptCache: promptCacheOf(model, preset, provider),
     timeouts: provider.timeouts,
@@ -242,6 +250,25 @@ function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig, c
   if (model.figures.price !== undefined) route.price = model.figures.price;
   if (model.thinking !== undefined) route.thinking = model.thinking;
   return route;
+}
+
+/** The route's `max_tokens_field`, else the preset's rule (docs/wires.md, Output limits). */
+function maxTokensFieldOf(model: ModelConfig, preset: Preset): 'max_tokens' | 'max_completion_tokens' {
+  if (model.maxTokensField !== undefined) return model.maxTokensField;
+  if (preset.maxTokensField !== 'by-model') return preset.maxTokensField;
+  return isOpenAIReasoningModel(model.model) ? 'max_completion_tokens' : 'max_tokens';
+}
+
+/**
+ * Whether every request carries an output limit when its client gave none: on a wire that requires
+ * one (Anthropic's `max_tokens`), or when the config set `output_reserve` (the route's or
+ * `[window]`'s). Elsewhere a cap the client did not ask for only cuts answers short: a reasoning
+ * model's thinking counts against it (docs/wires.md, Output limits).
+ */
+function capsOutput(model: ModelConfig, preset: Preset): boolean {
+  if (preset.wire === 'anthropic-messages') return true;
+  const from = model.figures.outputReserve?.from;
+  return from === 'config' || from === 'window';
 }
 
 /**

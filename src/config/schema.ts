@@ -104,6 +104,8 @@ export const modelSchema = table({
   /** OpenAI GPT-5.6+ `prompt_cache_breakpoint` markers; `auto`: where the model and the upstream take them. */
   prompt_cache_breakpoints: oneOf(['auto', 'off', 'implicit', 'explicit']).optional(),
   reasoning: oneOf(['reasoning_content', 'reasoning', 'none']).optional(),
+  /** openai-chat: the field the output limit goes in; absent: the preset's rule (docs/wires.md). */
+  max_tokens_field: oneOf(['max_tokens', 'max_completion_tokens']).optional(),
   system: oneOf(['follow', 'append']).optional(),
   client_drops: oneOf(['follow', 'absorb']).optional(),
   price: priceSchema.optional(),
@@ -183,6 +185,7 @@ export const configSchema = table({
       budget_usd: nonNegativeNumber().optional(),
       budget_period: oneOf(['day', 'month', 'total']).optional(),
       requests_per_minute: positiveInt().optional(),
+      admin: bool().optional(),
     }), { error: 'expected a list of keys' }).optional(),
   }).optional(),
   tracing: table({

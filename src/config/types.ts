@@ -94,6 +94,8 @@ export interface ModelConfig {
   /** `prompt_cache_breakpoints`; absent: `auto`. */
   promptCacheBreakpoints?: PromptCacheSetting;
   reasoningOut: ReasoningOut;
+  /** `max_tokens_field`; absent: the preset's rule. */
+  maxTokensField?: 'max_tokens' | 'max_completion_tokens';
   system: 'follow' | 'append';
   clientDrops: 'follow' | 'absorb';
   /** Context and prices, each from the entry, the catalogue, `[window]` or the default. */
@@ -220,6 +222,8 @@ export interface ClientKey {
   budgetPeriod: BudgetPeriod;
   /** Conversation requests admitted per minute (a token bucket holding a minute's worth); undefined: no limit. */
   requestsPerMinute?: number;
+  /** `admin = true`: the key may open the inspector (`/ui/`, `/api/`, docs/inspector.md). */
+  admin?: true;
 }
 
 export type BudgetPeriod = 'day' | 'month' | 'total';

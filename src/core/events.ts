@@ -60,6 +60,13 @@ export interface Recipe {
   tool_caps?: ToolCap[];
   /** window-v3: `false` when `[window] folds = false`; absent: superseded results are folded at trims. */
   folds?: boolean;
+  /**
+   * The output limit each request carries. `client`: the client's own, and none when it gave none
+   * (docs/wires.md, Output limits). Absent (older logs, and routes that need a cap: Anthropic's
+   * wire, or `output_reserve` set in the config): the client's capped at `output_reserve`, and
+   * `output_reserve` when it gave none.
+   */
+  output_cap?: 'client';
 }
 
 /** Why a request's prefix differs from its predecessor's (docs/architecture.md section 8). */
@@ -143,6 +150,10 @@ export type EventBody =
        * request's: the window's ceiling). Absent in older logs: the recipe's.
        */
       high_water?: number;
+      /** The client key's configured name (`[auth] keys`), never the key; absent without keys. */
+      key_name?: string;
+      /** The wire the client sent the request in (`openai-chat`, ...); absent in older logs. */
+      inbound?: string;
     }
   | {
       type: 'llm.resp';

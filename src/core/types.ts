@@ -122,6 +122,12 @@ export interface RequestParams {
    * server refuses (its preset's list), taken out before the request was logged and sent.
    */
   extra?: { wire: string; fields: Record<string, unknown>; dropped?: string[] };
+  /**
+   * Parameters above the client gave that the route's model refuses on this request (an OpenAI
+   * reasoning model's sampling fields), taken out before the request was logged and sent
+   * (docs/wires.md). Absent: none.
+   */
+  dropped?: string[];
 }
 
 /**

@@ -28,6 +28,8 @@ export interface RequestSummary {
   from_log?: true;
   /** The code of the error the request ended with. */
   error?: string;
+  /** Client fields left out because the upstream model refuses them (docs/wires.md). */
+  dropped?: string[];
 }
 
 /** What the pipeline learnt of each request, for the line written when its response is done. */

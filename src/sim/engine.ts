@@ -108,6 +108,7 @@ export class SimEngine {
     const { counts, problems } = this.#memory.check(req.messages, mode.backField, rules?.givesReasoningBack.bind(rules));
     record.reasoning = counts;
     checkConversation(req.messages, mode);
+    mode.checkParams(req.body, req.model);
     const cacheMode = checkCacheFields(req.body, req.messages.map((m, i) => ({ content: m.content, where: `messages.[${i}].content`, assistant: m.role === 'assistant' })), mode.breakpoints);
     if (rules !== undefined) record.opaque = rules.checkHistory(req);
     const problem = problems[0];

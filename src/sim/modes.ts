@@ -9,6 +9,7 @@
 import { geminiRules } from './gemini.js';
 import type { ModeRules } from './mode-rules.js';
 import { openrouterRules, openrouterUsage } from './openrouter.js';
+import { checkDeepSeekParams, checkOpenAIChatParams } from './openai-params.js';
 import type { SimMode } from './types.js';
 
 export type ReasoningField = 'reasoning_content' | 'reasoning';
@@ -44,6 +45,8 @@ export interface ModeSpec {
    */
   breakpoints: boolean;
   usage(u: UsageCounts): Record<string, unknown>;
+  /** Throws the 400 the mode's server answers to a parameter it refuses (openai-params.ts). */
+  checkParams(body: Record<string, unknown>, model: string): void;
   /** The mode's own rules, made once per simulator (they remember the replies they made). */
   rules?: () => ModeRules;
 }
@@ -58,10 +61,14 @@ function openaiUsage(u: UsageCounts): Record<string, unknown> {
   };
 }
 
+/** Modes whose servers refuse none of the parameters docs/wires.md lists (OpenRouter and Gemini drop what a model lacks). */
+function acceptsAll(): void {}
+
 export const MODES: Record<SimMode, ModeSpec> = {
   // GPT-5.6 and later: writes are reported (and billed at 1.25x input) beside the reads.
   gpt56: {
     mode: 'gpt56',
+    checkParams: checkOpenAIChatParams,
     replyField: 'reasoning_content',
     alwaysThinks: false,
     backField: 'reasoning_content',
@@ -76,6 +83,7 @@ export const MODES: Record<SimMode, ModeSpec> = {
   },
   openai: {
     mode: 'openai',
+    checkParams: checkOpenAIChatParams,
     replyField: 'reasoning_content',
     alwaysThinks: false,
     backField: 'reasoning_content',
@@ -86,6 +94,7 @@ export const MODES: Record<SimMode, ModeSpec> = {
   },
   deepseek: {
     mode: 'deepseek',
+    checkParams: checkDeepSeekParams,
     replyField: 'reasoning_content',
     alwaysThinks: true,
     backField: 'reasoning_content',
@@ -104,6 +113,7 @@ export const MODES: Record<SimMode, ModeSpec> = {
   },
   cerebras: {
     mode: 'cerebras',
+    checkParams: acceptsAll,
     replyField: 'reasoning',
     alwaysThinks: true,
     backField: 'reasoning',
@@ -116,6 +126,7 @@ export const MODES: Record<SimMode, ModeSpec> = {
   // at all; `usage.cost`; Claude models cache only when asked (openrouter.ts).
   openrouter: {
     mode: 'openrouter',
+    checkParams: acceptsAll,
     replyField: 'reasoning',
     alwaysThinks: true,
     backField: 'reasoning',
@@ -129,6 +140,7 @@ export const MODES: Record<SimMode, ModeSpec> = {
   // in the current turn (gemini.ts); thought text only when the request asks for it.
   gemini: {
     mode: 'gemini',
+    checkParams: acceptsAll,
     replyField: 'reasoning_content',
     alwaysThinks: false,
     backField: 'reasoning_content',

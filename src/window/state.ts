@@ -186,7 +186,7 @@ export class WindowState {
     }
     this.#cache = cache;
 
-    const params: RequestParams = { ...input.params, max_tokens: Math.min(input.params.max_tokens ?? recipe.output_reserve, recipe.output_reserve) };
+    const params = outputCapped(input.params, recipe);
     // Copies of stored arrays, not maps over the items: the common build stays O(new entries)
     // but for these two pointer copies (and DigestChain's own).
     const request: NeutralRequest = { messages: cache.rendering.msgs.slice(), model: input.model, params, tools: this.#tools };
@@ -330,4 +330,10 @@ function sameSet(a: readonly number[], b: readonly number[]): boolean {
   if (a.length !== b.length) return false;
   const set = new Set(a);
   return b.every((x) => set.has(x));
+}
+
+/** The request's parameters with the output limit the recipe gives it (Recipe.output_cap). */
+function outputCapped(params: RequestParams, recipe: Recipe): RequestParams {
+  if (recipe.output_cap === 'client') return params;
+  return { ...params, max_tokens: Math.min(params.max_tokens ?? recipe.output_reserve, recipe.output_reserve) };
 }

@@ -32,7 +32,7 @@ describe('resolveRoute', () => {
     expect(route.dialect).toEqual({
       wire: 'openai-chat', preset: 'openrouter', provider: 'openrouter', model: 'anthropic/claude-sonnet-4.6',
       baseUrl: 'https://openrouter.ai/api/v1', reasoningOut: 'reasoning_content', reasoningOnToolTurns: false, headers: {},
-      thinking: 'adaptive', keepReasoning: true, numCtx: 200000,
+      thinking: 'adaptive', keepReasoning: true, numCtx: 200000, maxTokensField: 'max_tokens',
     });
     expect(route.recipe).toEqual({
       version: 'window-v3', route: 'claude', context: 200000, output_reserve: 4000,

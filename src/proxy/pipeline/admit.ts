@@ -7,6 +7,7 @@ import type { FastifyRequest } from 'fastify';
 import { resolveRoute } from '../../config/routes.js';
 import { ProxyError } from '../../core/errors.js';
 import { withoutRefused } from '../../dialects/extra-fields.js';
+import { droppedFields, withoutSampling } from '../../dialects/model-params.js';
 import { dialectFor } from '../../dialects/registry.js';
 import type { InboundDialect } from '../../dialects/types.js';
 import { redactDeep } from '../../log/redact.js';
@@ -32,7 +33,10 @@ export function admit(inbound: InboundDialect, req: FastifyRequest, deps: AppDep
   // Parameters go into llm.req, which the log redacts: they go upstream as the log holds them,
   // so that replay rebuilds the digest (a credential in `metadata` never leaves either), less the
   // fields the upstream refuses (named in the record).
-  const params = withoutRefused(redactDeep(unredacted.params).value, route.dialect.wire, route.refuses);
+  const refused = withoutRefused(redactDeep(unredacted.params).value, route.dialect.wire, route.refuses);
+  const params = route.reasoningModel ? withoutSampling(refused, route.dialect.model) : refused;
+  const dropped = droppedFields(params);
+  if (dropped.length > 0) summaryOf(req).dropped = dropped;
   const client = { ...unredacted, params };
   const retry = deps.retries?.isRetry(req.headers) === true;
   const dialect = dialectFor(route.dialect.wire);

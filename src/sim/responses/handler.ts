@@ -14,6 +14,7 @@ import { sha256Hex } from '../../core/canonical.js';
 import { ReplicaCache } from '../cache.js';
 import { directedError, SimError, streamFailure } from '../errors.js';
 import { MODES } from '../modes.js';
+import { checkOpenAIResponsesParams } from '../openai-params.js';
 import { planReply, type ReplyPlan } from '../replies.js';
 import { Router } from '../routing.js';
 import { BLOCK_TOKENS, countTokens, TokenSeq } from '../tokens.js';
@@ -73,6 +74,7 @@ export class ResponsesSim {
       throw new SimError(401, 'invalid_api_key', 'Incorrect API key provided.', null, 'invalid_request_error');
     }
     const req = parseResponsesRequest(bodyText);
+    checkOpenAIResponsesParams(req.body, req.model);
     checkEncrypted(req);
     checkCallPairs(req.input);
     const cacheMode = checkCacheFields(req.body, cacheContents(req), gpt56);
