@@ -13,6 +13,8 @@ SERVERS=(
   "initdb|/usr/lib/postgresql/*/bin/initdb     postgresql"
   "pg_ctl|/usr/lib/postgresql/*/bin/pg_ctl     postgresql"
   "postgres|/usr/lib/postgresql/*/bin/postgres postgresql"
+  # test/ui/ drives the inspector page in Debian's browser through playwright-core (/usr/bin/chromium).
+  "/usr/bin/chromium  chromium"
 )
 
 # A command is found if any of its `|`-separated alternatives is.

@@ -1,0 +1,127 @@
+/**
+ * The inspector's JSON API as the page reads it (issue 28; served by src/inspector). Only types:
+ * the tests import them too. A figure the provider did not report is null: shown as unknown.
+ */
+export type Period = '1h' | '24h' | '7d' | 'all';
+export const PERIODS: readonly Period[] = ['1h', '24h', '7d', 'all'];
+
+export interface Totals {
+  requests: number;
+  prompt_tokens: number | null;
+  cached_tokens: number | null;
+  cache_write_tokens: number | null;
+  completion_tokens: number | null;
+  /** Cached over prompt tokens, 0..1; null: unknown. */
+  cache_share: number | null;
+  /** null: unknown (never shown as 0). */
+  cost_usd: number | null;
+  unknown_cost_requests: number;
+  uncached_cost_usd: number | null;
+  savings_usd: number | null;
+}
+
+export interface Overview {
+  period: Period;
+  from: string | null;
+  to: string | null;
+  totals: Totals;
+  causes: { cause: string; requests: number }[];
+  by_route: (Totals & { route: string; model: string })[];
+  by_key: (Totals & { key: string })[];
+  series: { t: string | number; requests: number; cost_usd: number | null; cache_share: number | null }[];
+}
+
+export type SortKey = 'last_active' | 'cost' | 'requests' | 'cache_share' | 'prompt_tokens';
+export type SideKind = 'compaction' | 'title';
+export interface ParentRef { session: string; seq: number }
+
+export interface SessionItem {
+  id: string;
+  client: string | null;
+  route: string | null;
+  model: string | null;
+  key: string | null;
+  requests: number;
+  prompt_tokens: number | null;
+  cached_tokens: number | null;
+  cache_share: number | null;
+  cost_usd: number | null;
+  savings_usd: number | null;
+  last_active: string | null;
+  parent: ParentRef | null;
+  side: SideKind | null;
+}
+
+export interface Page<T> { total: number; offset: number; limit: number; items: T[] }
+
+/** One request of a session: src/stats/request-rows.ts RequestRow and its running sums. */
+export interface RequestRow {
+  seq: number;
+  ts: string;
+  route: string;
+  model: string;
+  provider: string;
+  cause: string | null;
+  est_tokens: number;
+  status: string;
+  error: string | null;
+  prompt_tokens: number | null;
+  cached_tokens: number | null;
+  cache_write_tokens: number | null;
+  completion_tokens: number | null;
+  reasoning_tokens: number | null;
+  reuse: number | null;
+  cost_usd: number | null;
+  cost_source: string | null;
+  ttfb_ms: number | null;
+  total_ms: number | null;
+  cumulative_cost_usd: number | null;
+  cumulative_savings_usd: number | null;
+  uncached_tokens: number | null;
+}
+
+export type TimelineKind = 'elide' | 'fold' | 'cap' | 'summary' | 'rewrite' | 'side' | 'fork';
+export interface TimelineMark { seq: number; kind: TimelineKind; detail: unknown }
+
+export interface SessionDetail {
+  id: string;
+  client: string | null;
+  route: string | null;
+  model: string | null;
+  key: string | null;
+  parent: ParentRef | null;
+  side: SideKind | null;
+  children: { id: string; kind: 'fork' | 'side'; seq: number }[];
+  totals: Totals;
+  total_requests: number;
+  offset: number;
+  limit: number;
+  requests: RequestRow[];
+  timeline: TimelineMark[];
+}
+
+export interface UpstreamMessage { role: string; content: unknown; [field: string]: unknown }
+
+export interface RequestDetail {
+  seq: number;
+  route: string;
+  model: string;
+  wire: string;
+  digest: { logged: string | null; rebuilt: string | null; verified: boolean };
+  upstream: { model: string; messages: UpstreamMessage[]; params?: Record<string, unknown>; tools?: unknown[] };
+  hints: Record<string, unknown>;
+  reasoning_back: unknown[];
+  diff: FirstDifference | null;
+}
+
+export interface FirstDifference {
+  /** `model`, `tools`, `params`, `messages` or `messages[i].<key>` (what `proxy diff` names). */
+  path: string;
+  cause: string;
+  before: unknown;
+  after: unknown;
+  context: unknown;
+}
+
+/** The live stream's `request` event. */
+export interface LiveRequest extends Partial<RequestRow> { session: string; seq: number }

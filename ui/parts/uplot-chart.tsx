@@ -1,0 +1,43 @@
+/**
+ * uPlot inside a preact component: made once per options object, fed new data with setData, sized
+ * to its box. The canvas is an image to assistive technology; each view gives a text figure or a
+ * table beside it that holds the same numbers.
+ */
+import { useEffect, useRef } from 'preact/hooks';
+import uPlot from 'uplot';
+
+export function UPlotChart({ options, data, label, testid, height, extra }: {
+  options: Omit<uPlot.Options, 'width' | 'height'>;
+  data: uPlot.AlignedData;
+  label: string;
+  testid: string;
+  height: number;
+  /** Attributes the tests read (what the chart was given). */
+  extra?: Record<string, string | number>;
+}) {
+  const box = useRef<HTMLDivElement>(null);
+  const plot = useRef<uPlot | undefined>(undefined);
+  const latest = useRef(data);
+  latest.current = data;
+
+  useEffect(() => {
+    const el = box.current;
+    if (el === null) return;
+    const u = new uPlot({ ...options, width: Math.max(el.clientWidth, 200), height }, latest.current, el);
+    plot.current = u;
+    const resize = new ResizeObserver(() => u.setSize({ width: Math.max(el.clientWidth, 200), height }));
+    resize.observe(el);
+    return () => {
+      resize.disconnect();
+      u.destroy();
+      plot.current = undefined;
+    };
+  }, [options, height]);
+
+  useEffect(() => {
+    const u = plot.current;
+    if (u !== undefined && u.data !== data) u.setData(data);
+  }, [data]);
+
+  return <div ref={box} class="chart" role="img" aria-label={label} data-testid={testid} {...extra} />;
+}

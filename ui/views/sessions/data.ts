@@ -1,0 +1,49 @@
+/** The sessions list: its query (kept in the URL's hash) and its read. */
+import { getJson } from '../../api.js';
+import { PERIODS, type Page, type Period, type SessionItem, type SortKey } from '../../contract.js';
+import type { Dir } from '../../parts/table-parts.js';
+
+export const PAGE_SIZE = 50;
+const SORTS: readonly SortKey[] = ['last_active', 'cost', 'requests', 'cache_share', 'prompt_tokens'];
+
+export interface SessionsQuery {
+  period: Period;
+  model: string;
+  key: string;
+  q: string;
+  sort: SortKey;
+  dir: Dir;
+  offset: number;
+}
+
+export function readQuery(query: URLSearchParams): SessionsQuery {
+  const period = query.get('period');
+  const sort = query.get('sort');
+  const offset = Number(query.get('offset') ?? 0);
+  return {
+    period: PERIODS.includes(period as Period) ? (period as Period) : 'all',
+    model: query.get('model') ?? '',
+    key: query.get('key') ?? '',
+    q: query.get('q') ?? '',
+    sort: SORTS.includes(sort as SortKey) ? (sort as SortKey) : 'last_active',
+    dir: query.get('dir') === 'asc' ? 'asc' : 'desc',
+    offset: Number.isInteger(offset) && offset > 0 ? offset : 0,
+  };
+}
+
+/** The query as hash parameters, defaults left out. */
+export function writeQuery(q: SessionsQuery): Record<string, string> {
+  return {
+    period: q.period === 'all' ? '' : q.period,
+    model: q.model,
+    key: q.key,
+    q: q.q,
+    sort: q.sort === 'last_active' ? '' : q.sort,
+    dir: q.dir === 'desc' ? '' : q.dir,
+    offset: q.offset === 0 ? '' : String(q.offset),
+  };
+}
+
+export function loadSessions(q: SessionsQuery, signal: AbortSignal): Promise<Page<SessionItem>> {
+  return getJson<Page<SessionItem>>('sessions', { ...q, limit: PAGE_SIZE }, signal);
+}
