@@ -24,7 +24,7 @@ let front: Tap;
 let scratch: string;
 beforeAll(async () => {
   w = await startWiresWorld({
-    models: `
+    models: (tap) => `
 [models.codex-rs]
 provider = "rs"
 model = "gpt-sim"
@@ -37,6 +37,24 @@ model = "deepseek-v4"
 [models.codex-claude]
 provider = "an"
 model = "claude-sim"
+
+[providers.op]
+preset = "openai"
+base_url = "${tap}/gpt56/v1"
+api_key_env = ""
+
+[providers.rs56]
+preset = "openai-responses"
+base_url = "${tap}/gpt56/v1"
+api_key_env = ""
+
+[models.codex-gpt-responses]
+provider = "rs56"
+model = "gpt-5.6"
+
+[models.codex-gpt-chat]
+provider = "op"
+model = "gpt-5.6"
 `,
   });
   front = await startTap(new URL(w.proxy.url).origin);
@@ -110,6 +128,9 @@ const WIRES = [
   { model: 'codex-rs', path: '/v1/responses', blocks: true },
   { model: 'codex-chat', path: '/deepseek/v1/chat/completions', blocks: true },
   { model: 'codex-claude', path: '/anthropic/v1/messages', blocks: false },
+  // OpenAI's GPT-5.6 as the simulator plays it, refusing what its reasoning models refuse (docs/wires.md).
+  { model: 'codex-gpt-responses', path: '/gpt56/v1/responses', blocks: true },
+  { model: 'codex-gpt-chat', path: '/gpt56/v1/chat/completions', blocks: true },
 ] as const;
 
 describe('the real Codex CLI through the proxy', () => {

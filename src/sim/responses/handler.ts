@@ -79,8 +79,7 @@ export class ResponsesSim {
     checkCallPairs(req.input);
     const cacheMode = checkCacheFields(req.body, cacheContents(req), gpt56);
     const tokens = new TokenSeq(renderResponsesPrompt(req));
-    const last = req.input.at(-1);
-    const lastText = last === undefined ? '' : itemText(last.type === 'function_call_output' ? last.output : last.content);
+    const lastText = lastTurnText(req);
     const plan = planReply([{ role: 'user', content: lastText }], tokens.digest, MODES.openai);
     if (plan.failure?.kind === 'error') return { kind: 'error', error: directedError(plan.failure.status), slowMs: plan.slowMs };
     if (plan.failure?.kind === 'overflow' || tokens.count > this.#contextTokens) {
@@ -192,4 +191,15 @@ function outputItems(req: ResponsesRequest, plan: ReplyPlan, thinking: string | 
     out.push(functionCallItem(id('fc', n), call));
   });
   return out;
+}
+
+/**
+ * The text the reply's directives are read from: the last item, past any system or developer
+ * messages after it (an agent's inline reminders), as the chat wire reads its last turn.
+ */
+function lastTurnText(req: ResponsesRequest): string {
+  let i = req.input.length - 1;
+  while (i > 0 && req.input[i]!.type === 'message' && (req.input[i]!.role === 'system' || req.input[i]!.role === 'developer')) i--;
+  const last = req.input[i];
+  return last === undefined ? '' : itemText(last.type === 'function_call_output' ? last.output : last.content);
 }
