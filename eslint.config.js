@@ -8,7 +8,18 @@ const ioModules = [
   'dgram', 'node:dgram', 'undici', 'fastify', 'prom-client', 'pino', 'lru-cache', 'smol-toml',
 ];
 
-const rooms = ['core', 'pricing', 'config', 'log', 'session', 'window', 'cache-hints', 'dialects', 'metrics', 'proxy', 'sim', 'cli'];
+const rooms = ['core', 'pricing', 'config', 'log', 'store', 'session', 'window', 'cache-hints', 'dialects', 'metrics', 'stats', 'tracing', 'inspector', 'proxy', 'sim', 'cli'];
+
+/** A room that does I/O but imports only the rooms the table lets it. */
+const room = (name, allowed) => ({
+  files: [`src/${name}/**/*.ts`],
+  rules: {
+    'no-restricted-syntax': ['error', {
+      selector: `ImportDeclaration[source.value=/(^|\\/)(${rooms.filter((r) => r !== name && !allowed.includes(r)).join('|')})\\//]`,
+      message: `src/${name} may import only from: ${allowed.join(', ')} (docs/architecture.md section 2).`,
+    }],
+  },
+});
 
 const pure = (room, allowed, files = [`src/${room}/**/*.ts`]) => ({
   files,
@@ -50,6 +61,7 @@ export default tseslint.config(
   pure('window', ['core']),
   pure('dialects', ['core', 'dialects', 'cache-hints']),
   pure('cache-hints', ['core', 'config']),
+  room('inspector', ['core', 'config', 'pricing', 'stats', 'window', 'store', 'log']),
   // The session room's pure parts: locating a session, planning what a request does, its view.
   // The log room's pure parts: an event's line, redaction, what a writer keeps in memory.
   pure('log', ['core', 'log'], ['event-tail', 'log-line', 'redact', 'redact-rules', 'redact-assignments'].map((f) => `src/log/${f}.ts`)),

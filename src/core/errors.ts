@@ -29,6 +29,9 @@ export const ERRORS = {
   body_too_large: { status: 413, type: 'invalid_request_error', message: 'The request body is larger than the limit of {limit} bytes.' },
   json_too_deep: { status: 400, type: 'invalid_request_error', message: '{param} nests deeper than {limit} levels, the most the proxy reads.' },
   unauthorized: { status: 401, type: 'authentication_error', message: '{detail}' },
+  // The inspector (src/inspector): a known key that is not an admin's, and a seq that is no request.
+  admin_only: { status: 403, type: 'authentication_error', message: 'The client key "{name}" may not open the inspector: only a key marked admin = true, or the admin key, may.' },
+  request_not_found: { status: 404, type: 'not_found_error', message: 'Session "{session}" has no request with seq {seq} (an llm.req).' },
   context_length_exceeded: { status: 400, type: 'invalid_request_error', message: '{detail}' },
   upstream_error: { status: 502, type: 'api_error', message: 'The upstream answered {status}: {detail}' },
   upstream_unreachable: { status: 502, type: 'api_error', message: 'The upstream {provider} could not be reached: {detail}' },

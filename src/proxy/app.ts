@@ -8,8 +8,11 @@ import { listModels } from '../config/routes.js';
 import type { Config } from '../config/types.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { SessionManager } from '../session/manager.js';
-import type { SessionSource } from '../stats/collect.js';
 import { FileStore } from '../store/files.js';
+import type { Store } from '../store/types.js';
+import { LiveFeed } from '../inspector/live.js';
+import { inspectorPlugin } from '../inspector/routes.js';
+import { withoutSameOrigin } from '../inspector/same-origin.js';
 import { registerAdmin } from './admin.js';
 import { INBOUND_DIALECTS } from '../dialects/registry.js';
 import type { InboundDialect } from '../dialects/types.js';
@@ -53,8 +56,12 @@ export interface AppDeps {
   auth?: ClientAuth;
   /** Client keys' budgets and rates; made here from the config when not given (then spend is not kept across restarts). */
   limits?: ClientLimits;
-  /** What the admin routes read; the files under the data directory when not given. */
-  store?: SessionSource;
+  /** What the admin routes and the inspector read; the files under the data directory when not given. */
+  store?: Store;
+  /** The inspector's live feed, told of each answered request; made here when not given. */
+  live?: LiveFeed;
+  /** The inspector's page files (`dist/ui/` when not given) and how fresh its sessions index is kept (ms). */
+  inspector?: { uiDir?: string; refreshMs?: number; pollMs?: number; heartbeatMs?: number };
   now: () => Date;
   /** Spans of each request (`[tracing]`); none: no traces. */
   tracing?: Tracing;
@@ -74,6 +81,7 @@ export function buildApp(given: AppDeps): FastifyInstance {
     bodyMemo: given.bodyMemo ?? new BodyMemo(BODY_MEMO_BYTES),
     listMemo: given.listMemo ?? new BodyListMemo(given.config.sessions.wireCacheMb * 2 ** 19),
     auth: given.auth ?? new ClientAuth(given.config.auth),
+    live: given.live ?? new LiveFeed({ pollMs: given.inspector?.pollMs ?? 5000, heartbeatMs: given.inspector?.heartbeatMs ?? 15_000 }),
     limits: given.limits ?? new ClientLimits(given.config.auth.keys, [], { now: () => given.now().getTime(), metrics: given.metrics }),
   };
   // fastify's own two lines per request are off: the pipeline writes one with what it knows.
@@ -99,7 +107,7 @@ export function buildApp(given: AppDeps): FastifyInstance {
 
   const guard = new RequestGuard(deps.config);
   app.addHook('onRequest', async (req) => {
-    guard.check(req.headers);
+    guard.check(withoutSameOrigin(req.url, req.headers));
   });
 
   app.setErrorHandler((err, req, reply) => {
@@ -116,11 +124,17 @@ export function buildApp(given: AppDeps): FastifyInstance {
     void reply.status(proxyErr.status).send(inbound === undefined ? errorBody(proxyErr) : inbound.errorBody(proxyErr));
   });
   app.setNotFoundHandler((req, reply) => {
-    const err = new ProxyError('invalid_request', { detail: `Unknown route ${req.method} ${req.url}. The proxy serves POST /v1/chat/completions, POST /v1/messages (and /v1/messages/count_tokens), POST /v1/responses, GET /v1/models, GET /healthz, GET /metrics and (with an admin key) GET /admin/sessions.` });
+    const err = new ProxyError('invalid_request', { detail: `Unknown route ${req.method} ${req.url}. The proxy serves POST /v1/chat/completions, POST /v1/messages (and /v1/messages/count_tokens), POST /v1/responses, GET /v1/models, GET /healthz, GET /metrics, (with an admin key) GET /admin/sessions, and the inspector at /ui/ and /api/.` });
     void reply.status(404).send(errorBody(err));
   });
 
-  registerAdmin(app, { config: deps.config, store: deps.store ?? new FileStore(deps.config.dataDir) });
+  const store = deps.store ?? new FileStore(deps.config.dataDir);
+  registerAdmin(app, { config: deps.config, store });
+  void app.register(inspectorPlugin, {
+    config: deps.config, store, live: deps.live!, now: deps.now,
+    ...(deps.inspector?.uiDir === undefined ? {} : { uiDir: deps.inspector.uiDir }),
+    ...(deps.inspector?.refreshMs === undefined ? {} : { refreshMs: deps.inspector.refreshMs }),
+  });
   // A damaged session log costs that session only: the proxy is healthy, and says how many it set aside.
   app.get('/healthz', async () => ({ status: 'ok', damaged_sessions: deps.sessions.damaged.size }));
   app.get('/v1/models', async () => {

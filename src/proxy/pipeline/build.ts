@@ -31,6 +31,7 @@ export function build(call: Call) {
     route: a.route.name, model: a.route.dialect.model, origin: call.origin, params, elided: built.elided,
     ...(built.folded.length === 0 ? {} : { folded: built.folded }), est_tokens: built.estTokens,
     hints: hintsRecord(hints, encoded), cause, ...(highWater === undefined ? {} : { high_water: highWater }),
+    ...(a.key === undefined ? {} : { key_name: a.key.name }), inbound: a.inbound.wire,
   });
   turn.sent(built.request);
   summaryOf(call.req).cause = cause;

@@ -43,6 +43,7 @@ export async function recordAnswer(call: Call, final: NeutralReply, firstByte: n
   deps.metrics.cacheBreaks.inc({ ...a.labels, cause: providerMiss ? 'provider_miss' : (cause ?? 'none') });
   deps.metrics.requests.inc({ ...a.labels, status: '200' });
   deps.metrics.duration.observe({ ...a.labels, phase: 'total' }, (performance.now() - call.started) / 1000);
+  deps.live?.answered(turn.session.id);
 }
 
 /**

@@ -1,0 +1,63 @@
+/**
+ * `GET /api/sessions`: the sessions active in the period (last activity inside it), filtered by
+ * model (route or upstream model), client key name and a substring of the id, sorted and cut to
+ * one page. Unknown figures sort last whichever the direction.
+ */
+import { PERIODS, type Period, type Sort } from './query.js';
+import type { SessionEntry, SessionItem } from './session-entry.js';
+
+export interface ListQuery {
+  period: Period;
+  model: string | undefined;
+  key: string | undefined;
+  q: string | undefined;
+  sort: Sort;
+  dir: 'asc' | 'desc';
+  offset: number;
+  limit: number;
+}
+
+export interface SessionPage {
+  total: number;
+  offset: number;
+  limit: number;
+  items: Omit<SessionItem, 'totals'>[];
+}
+
+const VALUE: Record<Sort, (s: SessionItem) => number | string | null> = {
+  last_active: (s) => s.last_active,
+  cost: (s) => s.cost_usd ?? s.totals.known_cost_usd,
+  requests: (s) => s.requests,
+  cache_share: (s) => s.cache_share,
+  prompt_tokens: (s) => s.prompt_tokens,
+};
+
+export function listSessions(entries: Iterable<SessionEntry>, query: ListQuery, now: number): SessionPage {
+  const span = PERIODS[query.period];
+  const from = span === undefined ? undefined : new Date(now - span).toISOString();
+  const q = query.q?.toLowerCase();
+  const matched: SessionItem[] = [];
+  for (const { item } of entries) {
+    if (from !== undefined && (item.last_active === null || item.last_active < from)) continue;
+    if (query.model !== undefined && !item.routes.includes(query.model) && item.model !== query.model) continue;
+    if (query.key !== undefined && item.key !== query.key) continue;
+    if (q !== undefined && !item.id.toLowerCase().includes(q)) continue;
+    matched.push(item);
+  }
+  const value = VALUE[query.sort];
+  const sign = query.dir === 'asc' ? 1 : -1;
+  matched.sort((a, b) => {
+    const va = value(a);
+    const vb = value(b);
+    if (va === null || vb === null) return va === vb ? byId(a, b) : va === null ? 1 : -1;
+    const c = va < vb ? -1 : va > vb ? 1 : 0;
+    return c * sign || byId(a, b);
+  });
+  const page = matched.slice(query.offset, query.offset + query.limit).map(({ totals: _totals, ...item }) => item);
+  return { total: matched.length, offset: query.offset, limit: query.limit, items: page };
+}
+
+/** Plain code-unit order: ISO times and ids sort right without a locale's cost. */
+function byId(a: SessionItem, b: SessionItem): number {
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
