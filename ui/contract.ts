@@ -107,20 +107,31 @@ export interface RequestDetail {
   route: string;
   model: string;
   wire: string;
-  digest: { logged: string | null; rebuilt: string | null; verified: boolean };
+  digest: { logged: string | null; rebuilt: string | null; verified: boolean; problem?: string };
   upstream: { model: string; messages: UpstreamMessage[]; params?: Record<string, unknown>; tools?: unknown[] };
   hints: Record<string, unknown>;
-  reasoning_back: unknown[];
+  reasoning_back: ReasoningBack[];
   diff: FirstDifference | null;
+  /** As `proxy diff` prints it: first, none, trim, ...; and the predecessor's seq. */
+  cause?: string;
+  previous?: number | null;
 }
+
+/** An assistant message of the rebuilt request that carries reasoning given back to the model. */
+export interface ReasoningBack { index: number; thinking_chars: number; blocks: { kind: string; origin: string }[] }
 
 export interface FirstDifference {
   /** `model`, `tools`, `params`, `messages` or `messages[i].<key>` (what `proxy diff` names). */
   path: string;
   cause: string;
+  /** The field's value in the predecessor and in this request, as text; null where absent. */
   before: unknown;
   after: unknown;
-  context: unknown;
+  /** Where the two texts first part: character offset and 1-based line, and the lines around it. */
+  context: { at?: number; line?: number; before?: string[]; after?: string[] } | string | null;
+  /** The message index; -1 for model, tools and params. */
+  index?: number;
+  truncated?: boolean;
 }
 
 /** The live stream's `request` event. */

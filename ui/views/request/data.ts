@@ -9,10 +9,9 @@ export function loadRequest(id: string, seq: number, signal: AbortSignal): Promi
 /** The message the difference is in (`messages[3].content` -> 3); undefined for model, tools, params. */
 export function diffIndex(diff: FirstDifference | null): number | undefined {
   if (diff === null) return undefined;
+  if (typeof diff.index === 'number') return diff.index >= 0 ? diff.index : undefined;
   const m = /^messages\[(\d+)\]/.exec(diff.path);
-  if (m !== null) return Number(m[1]);
-  const ctx = diff.context as { index?: unknown } | null;
-  return diff.path === 'messages' && typeof ctx?.index === 'number' ? ctx.index : undefined;
+  return m === null ? undefined : Number(m[1]);
 }
 
 export function asText(value: unknown): string {

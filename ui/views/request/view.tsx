@@ -20,15 +20,18 @@ export function RequestPage({ id, seq }: { id: string; seq: number }) {
         <span aria-current="page">request</span>
       </nav>
       <h1>Request <span data-testid="request-seq">seq {seq}</span></h1>
-      <Status loaded={loaded} what="the request">{loaded.data !== undefined && <RequestBody r={loaded.data} />}</Status>
+      <Status loaded={loaded} what="the request">{loaded.data !== undefined && <RequestBody r={{ ...loaded.data, sessionId: id }} />}</Status>
     </>
   );
 }
 
-function RequestBody({ r }: { r: RequestDetail }) {
+function RequestBody({ r }: { r: RequestDetail & { sessionId: string } }) {
   const at = diffIndex(r.diff);
   return (
     <>
+      {r.previous !== undefined && r.previous !== null && (
+        <p class="muted">The previous request: <a href={href.request(r.sessionId, r.previous)} data-testid="previous-link">seq {r.previous}</a>{r.cause !== undefined && <>; the prefix {r.cause === 'none' ? 'extends it' : <>changed: <span class={`cause c-${r.cause}`}>{cause(r.cause)}</span></>}</>}.</p>
+      )}
       <dl class="facts">
         <div><dt>Route</dt><dd>{r.route}</dd></div>
         <div><dt>Model</dt><dd>{r.model}</dd></div>
@@ -45,6 +48,7 @@ function RequestBody({ r }: { r: RequestDetail }) {
           <div><dt>Logged</dt><dd><code data-testid="digest-logged">{r.digest.logged ?? 'none'}</code></dd></div>
           <div><dt>Rebuilt</dt><dd><code data-testid="digest-rebuilt">{r.digest.rebuilt ?? 'none'}</code></dd></div>
         </dl>
+        {r.digest.problem !== undefined && <p class="status error" data-testid="digest-problem">{r.digest.problem}</p>}
       </section>
       <section aria-labelledby="diff-h">
         <h2 id="diff-h">First difference from the previous request</h2>
@@ -58,7 +62,14 @@ function RequestBody({ r }: { r: RequestDetail }) {
         <section aria-labelledby="reasoning-h">
           <h2 id="reasoning-h">Reasoning given back</h2>
           {r.reasoning_back.length === 0 ? <p class="muted">None.</p> : (
-            <ol data-testid="reasoning-back">{r.reasoning_back.map((x) => <li><pre>{asText(x)}</pre></li>)}</ol>
+            <ul data-testid="reasoning-back">
+            {r.reasoning_back.map((x) => (
+              <li data-index={x.index}>
+                message {x.index}: {x.thinking_chars.toLocaleString('en-US')} characters of thinking
+                {x.blocks.length > 0 && <>; {x.blocks.map((b) => `${b.kind} (${b.origin})`).join(', ')}</>}
+              </li>
+            ))}
+          </ul>
           )}
         </section>
       </div>
@@ -80,12 +91,14 @@ function Difference({ diff }: { diff: FirstDifference | null }) {
   if (diff === null) return <p class="muted" data-testid="diff-none">None: this is the session's first request, or it only extends the previous one.</p>;
   const s = spans(diff.before, diff.after);
   const context = typeof diff.context === 'string' ? diff.context : undefined;
+  const line = typeof diff.context === 'object' && diff.context !== null ? diff.context.line : undefined;
   return (
     <div class="diff" data-testid="diff" data-path={diff.path} data-cause={diff.cause}>
       <p>
-        At <code data-testid="diff-path">{diff.path}</code>; cause: <span class={`cause c-${diff.cause}`} data-testid="diff-cause">{cause(diff.cause)}</span>
+        At <code data-testid="diff-path">{diff.path}</code>{line !== undefined && <>, line {line}</>}; cause: <span class={`cause c-${diff.cause}`} data-testid="diff-cause">{cause(diff.cause)}</span>
       </p>
       {context !== undefined && context !== '' && <pre class="context" data-testid="diff-context">{context}</pre>}
+      {diff.truncated === true && <p class="muted">The values are long: the server sent their first 200,000 characters.</p>}
       <div class="sides">
         <figure>
           <figcaption>Previous request</figcaption>

@@ -48,7 +48,9 @@ export function withLive(session: SessionDetail, live: LiveRequest): SessionDeta
     cumulative_cost_usd: null, cumulative_savings_usd: null, uncached_tokens: null,
     ...live,
   };
+  const saved = (live as { savings_usd?: number | null }).savings_usd;
   if (live.cumulative_cost_usd === undefined && row.cost_usd !== null) row.cumulative_cost_usd = (prev?.cumulative_cost_usd ?? 0) + row.cost_usd;
+  if (live.cumulative_savings_usd === undefined && saved !== undefined && saved !== null) row.cumulative_savings_usd = (prev?.cumulative_savings_usd ?? 0) + saved;
   return { ...session, total_requests: session.total_requests + 1, requests: [...session.requests, row] };
 }
 
