@@ -9,7 +9,7 @@
  *   effort is `none`); the o-series, gpt-5 before 5.1 and the codex models always do.
  * - DeepSeek's reasoning model: `logprobs` and `top_logprobs`.
  */
-import { invalidRequest, SimError } from './errors.js';
+import { invalidRequest, type SimError } from './errors.js';
 
 const REASONING_MODEL = /^(?:[^/]*\/)*(?:o[1-9]\d*|gpt-(?:5|[6-9]|[1-9]\d+))(?:[.-].*)?$/i;
 const CHAT_MODEL = /^(?:[^/]*\/)*gpt-5-chat/i;

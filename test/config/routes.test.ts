@@ -114,6 +114,23 @@ describe('resolveRoute', () => {
     expect(resolveRoute(other, 'openrouter/anthropic/claude-sonnet-4.6')).toStrictEqual(route);
   });
 
+  it('puts the output limit in the field each model takes, and caps only where the wire or the config asks', () => {
+    const c = loadToml([
+      '[providers.oa]', 'preset = "openai"', '[providers.gen]', 'preset = "generic"', 'base_url = "http://127.0.0.1:9/v1"',
+      '[providers.ds]', 'preset = "deepseek"', '[providers.an]', 'preset = "anthropic"',
+      '[models.old]', 'provider = "gen"', 'model = "gpt-5.1"', 'max_tokens_field = "max_tokens"',
+      '[models.reserved]', 'provider = "oa"', 'model = "gpt-5.1"', 'output_reserve = 2000',
+    ].join('\n'), { OPENAI_API_KEY: 'k', DEEPSEEK_API_KEY: 'k', ANTHROPIC_API_KEY: 'k' });
+    const field = (name: string) => resolveRoute(c, name).dialect.maxTokensField;
+    // OpenAI takes max_completion_tokens for every model; a compatible server by the model's name.
+    expect([field('oa/gpt-4o'), field('oa/gpt-5.1'), field('gen/o3'), field('gen/llama-3'), field('ds/deepseek-chat'), field('old')])
+      .toStrictEqual(['max_completion_tokens', 'max_completion_tokens', 'max_completion_tokens', 'max_tokens', 'max_tokens', 'max_tokens']);
+    expect(resolveRoute(c, 'an/claude-opus-5').dialect.maxTokensField).toBeUndefined();
+    const cap = (name: string) => resolveRoute(c, name).recipe.output_cap;
+    expect([cap('oa/gpt-5.1'), cap('ds/deepseek-chat'), cap('an/claude-opus-5'), cap('reserved')]).toStrictEqual(['client', 'client', undefined, undefined]);
+    expect([resolveRoute(c, 'oa/o3').reasoningModel, resolveRoute(c, 'oa/gpt-4o').reasoningModel, resolveRoute(c, 'gen/o3').reasoningModel]).toStrictEqual([true, false, false]);
+  });
+
   it('routes to the built-in simulator once its address is known', () => {
     expect(thrown(() => resolveRoute(config, 'sim/sim-1')).message).toMatch(/simulator, which has not been started/);
     const started = withSimulator(config, 'http://127.0.0.1:41234/v1/');

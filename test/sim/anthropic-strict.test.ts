@@ -91,6 +91,16 @@ describe('sim anthropic strict: thinking limits', () => {
     expect((await status(s, { ...base, thinking: { type: 'enabled', budget_tokens: 2048 }, temperature: 1, messages: msgs })).status).toBe(200);
     expect((await status(s, { ...base, temperature: 0.2, messages: msgs })).status).toBe(200);
   });
+
+  it('refuses top_k and a forced tool choice while thinking, and takes both without it', async () => {
+    const s = await start();
+    const msgs = [userText('q')];
+    const tools = [{ name: 'f', description: 'f', input_schema: { type: 'object' } }];
+    expect((await status(s, { ...base, thinking: { type: 'adaptive' }, top_k: 5, messages: msgs })).message).toMatch(/`top_k` may not be set/);
+    expect((await status(s, { ...base, thinking: { type: 'adaptive' }, tools, tool_choice: { type: 'any' }, messages: msgs })).message).toMatch(/forces tool use/);
+    expect((await status(s, { ...base, thinking: { type: 'adaptive' }, tools, tool_choice: { type: 'auto' }, messages: msgs })).status).toBe(200);
+    expect((await status(s, { ...base, top_k: 5, tools, tool_choice: { type: 'tool', name: 'f' }, messages: msgs })).status).toBe(200);
+  });
 });
 
 describe('sim anthropic strict: signed thinking', () => {

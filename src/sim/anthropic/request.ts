@@ -28,6 +28,9 @@ export interface MessagesRequest {
   messages: Turn[];
   thinking: ThinkingAsk | null;
   temperature: number | null;
+  topK: number | null;
+  /** `tool_choice.type`, when the request sets one. */
+  toolChoice: string | null;
   stream: boolean;
   /** The request's own `cache_control` (a breakpoint on the last cacheable block). */
   topLevelCache: Record<string, unknown> | null;
@@ -78,6 +81,8 @@ export function parseMessagesRequest(text: string, opts: { count?: boolean } = {
     messages: messages.map((msg: unknown, i) => turn(msg, i)),
     thinking: thinkingAsk(thinking),
     temperature: typeof temperature === 'number' ? temperature : null,
+    topK: typeof body.top_k === 'number' ? body.top_k : null,
+    toolChoice: isObject(toolChoice) && typeof toolChoice.type === 'string' ? toolChoice.type : null,
     stream: stream === true,
     topLevelCache: isObject(cache) ? cache : null,
     messageCacheKey: canonicalJson({

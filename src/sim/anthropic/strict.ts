@@ -51,6 +51,11 @@ function checkThinking(req: MessagesRequest): void {
   if (req.temperature !== null && req.temperature !== 1) {
     throw invalid('`temperature` may only be set to 1 when thinking is enabled or adaptive.');
   }
+  // "Thinking isn't compatible with temperature or top_k modifications as well as forced tool use."
+  if (req.topK !== null) throw invalid('`top_k` may not be set when thinking is enabled or adaptive.');
+  if (req.toolChoice === 'any' || req.toolChoice === 'tool') {
+    throw invalid('Thinking may not be enabled when tool_choice forces tool use.');
+  }
 }
 
 function checkToolPairs(req: MessagesRequest): void {
