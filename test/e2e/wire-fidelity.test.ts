@@ -123,8 +123,10 @@ describe('OpenAI chat wire: what the reasoning models refuse', () => {
         expect(sent!.max_completion_tokens, label).toBe(limit);
       }
     }
-    // The matrix holds requests the provider refuses direct: the proxy is not merely passing them.
-    expect(table.filter((l) => l.includes('direct 400')).length).toBeGreaterThanOrEqual(20);
+    // `FIDELITY_TABLE=1` prints the matrix. It holds requests the provider refuses direct (53 of the
+    // 108 when written, docs/decisions/0001): the proxy is not merely passing requests on.
+    if (process.env.FIDELITY_TABLE) console.log(table.join('\n'));
+    expect(table.filter((l) => l.includes('direct 400')).length).toBeGreaterThanOrEqual(40);
   }, 60_000);
 
   it('what a reasoning model refuses is left out while it reasons, named in the log; kept where the model takes it', async () => {
