@@ -32,7 +32,6 @@ writeFileSync(join(out, 'index.html'), `<!doctype html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
 <title>prefix-proxy inspector</title>
 <link rel="stylesheet" href="app.css">
 <script type="module" src="app.js"></script>

@@ -43,5 +43,5 @@ export function isBreak(c: string | null | undefined): c is string {
 
 /** Long ids shown short; the full id stays in the title and the link. */
 export function shortId(id: string): string {
-  return id.length > 14 ? `${id.slice(0, 12)}…` : id;
+  return id.length > 40 ? `${id.slice(0, 36)}…` : id;
 }

@@ -2,7 +2,7 @@
 import { useMemo } from 'preact/hooks';
 import uPlot from 'uplot';
 import { PERIODS, type Overview, type Period, type Totals } from '../../contract.js';
-import { cause, int, pct, time, usd } from '../../format.js';
+import { cause, int, isBreak, pct, time, usd } from '../../format.js';
 import { href } from '../../router.js';
 import { Figure, Figures } from '../../parts/figure.js';
 import { LiveBadge, useDebounced, useLive } from '../../parts/live.js';
@@ -77,8 +77,11 @@ export function TotalsFigures({ totals: t, prefix }: { totals: Totals; prefix: s
   );
 }
 
-function Causes({ causes }: { causes: Overview['causes'] }) {
-  if (causes.length === 0) return <p class="muted">No breaks in this period.</p>;
+function Causes({ causes: all }: { causes: Overview['causes'] }) {
+  // The first request of a session and one that extends its predecessor are not breaks.
+  const causes = all.filter((c) => isBreak(c.cause));
+  const kept = all.filter((c) => !isBreak(c.cause)).reduce((n, c) => n + c.requests, 0);
+  if (causes.length === 0) return <p class="muted" data-testid="causes-none">No breaks in this period ({int(kept)} requests kept or opened their prefix).</p>;
   const max = Math.max(...causes.map((c) => c.requests), 1);
   return (
     <table class="bars" data-testid="causes">
@@ -92,6 +95,7 @@ function Causes({ causes }: { causes: Overview['causes'] }) {
           </tr>
         ))}
       </tbody>
+      <tfoot><tr><td colSpan={2} class="muted">{int(kept)} other requests were a session's first or extended its prefix.</td></tr></tfoot>
     </table>
   );
 }
@@ -109,7 +113,7 @@ function SeriesChart({ series }: { series: Overview['series'] }) {
     ],
     series: [
       {},
-      { label: 'Cost', scale: 'usd', fill: '#2f6db566', stroke: '#2f6db5', paths: uPlot.paths.bars!({ size: [0.8, 30] }), value: (_u, v) => usd(v) },
+      { label: 'Cost', scale: 'usd', fill: '#2f6db566', stroke: '#2f6db5', paths: uPlot.paths.bars!({ size: [0.8, 30] }), points: { show: false }, value: (_u, v) => (v === null ? '–' : usd(v)) },
       { label: 'Cache share', scale: 'share', stroke: '#b5532f', width: 2, value: (_u, v) => (v === null ? '–' : `${v.toFixed(1)}%`) },
     ],
   }), []);

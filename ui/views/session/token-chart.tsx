@@ -39,7 +39,7 @@ export function TokenChart({ session, rows, breaks, marks }: { session: string; 
     series: [
       {},
       ...[...LAYERS].reverse().map((layer) => ({
-        label: layer.label, fill: layer.color, stroke: layer.color, width: 0,
+        label: layer.label, fill: layer.color, stroke: layer.color, width: 0, points: { show: false },
         paths: uPlot.paths.bars!({ size: [0.92, 48, 1], gap: 0 }),
       })),
     ],

@@ -127,8 +127,8 @@ function Running({ rows }: { rows: readonly RequestRow[] }) {
     axes: [{ stroke: '#444', label: 'request', labelSize: 20, size: 36 }, { stroke: '#444', size: 70, values: (_u, vals) => vals.map((v) => usd(v)) }],
     series: [
       { label: 'request' },
-      { label: 'Cost', stroke: '#2f6db5', width: 2, value: (_u, v) => usd(v) },
-      { label: 'Saved by the cache', stroke: '#2e7d4f', width: 2, value: (_u, v) => usd(v) },
+      { label: 'Cost', stroke: '#2f6db5', width: 2, value: (_u, v) => (v === null ? '–' : usd(v)) },
+      { label: 'Saved by the cache', stroke: '#2e7d4f', width: 2, value: (_u, v) => (v === null ? '–' : usd(v)) },
     ],
   }), []);
   const last = rows.at(-1);
