@@ -40,6 +40,10 @@ export interface ModelsReport {
     priced: boolean;
     /** `[models.NAME] prompt_cache_breakpoints` as resolved for this model and upstream. */
     breakpoints: Route['promptCache'];
+    /** `reserve`: every request is capped at the output reserve; `client`: only the client's own limit goes (docs/wires.md). */
+    output_cap: 'reserve' | 'client';
+    /** openai-chat: the field the limit goes in; null on other wires. */
+    max_tokens_field: string | null;
   }[];
 }
 
@@ -58,6 +62,8 @@ export function modelsReport(config: Config, names: string[]): ModelsReport {
       prices: r.figures.prices,
       priced: r.price !== undefined,
       breakpoints: r.promptCache,
+      output_cap: r.recipe.output_cap ?? 'reserve',
+      max_tokens_field: r.dialect.maxTokensField ?? null,
     })),
   };
 }
@@ -76,6 +82,8 @@ export function renderModels(config: Config, names: string[]): string {
     const row = (label: string, value: string, from: string) => lines.push(`  ${label.padEnd(15)} ${value.padStart(10)}   ${from}`);
     row('context', r.context.value.toLocaleString('en-US'), source(r.context));
     if (r.output_reserve !== null) row('output reserve', r.output_reserve.value.toLocaleString('en-US'), `${source(r.output_reserve)}; output limit: unknown (the catalogue has none)`);
+    const field = r.max_tokens_field === null ? '' : ` as ${r.max_tokens_field}`;
+    row('output cap', r.output_cap === 'reserve' ? 'reserve' : 'client', r.output_cap === 'reserve' ? `every request, at the output reserve${field}` : `the client's own limit${field}; none added`);
     row('water marks', `${r.high_water.toLocaleString('en-US')} / ${r.low_water.toLocaleString('en-US')}`, 'high / low');
     for (const [kind, label] of KINDS) {
       const figure = r.prices[kind];

@@ -51,4 +51,13 @@ describe('proxy models', () => {
     const text = renderModels(config, ['openai/gpt-5.6', 'openai/gpt-5.5']);
     expect(text.match(/breakpoints +implicit/g)).toHaveLength(1);
   });
+
+  it('says whether the proxy caps a route\'s output, and in which field', () => {
+    const plain = load(['[providers.openai]', 'preset = "openai"', '[providers.anthropic]', 'preset = "anthropic"'].join('\n'));
+    const caps = Object.fromEntries(modelsReport(plain, ['openai/gpt-5.1', 'anthropic/claude-opus-4-7']).routes.map((r) => [r.route, [r.output_cap, r.max_tokens_field]]));
+    expect(caps).toEqual({ 'openai/gpt-5.1': ['client', 'max_completion_tokens'], 'anthropic/claude-opus-4-7': ['reserve', null] });
+    expect(renderModels(plain, ['openai/gpt-5.1'])).toMatch(/output cap +client {3}the client's own limit as max_completion_tokens; none added/);
+    // [window] output_reserve set: every route caps there.
+    expect(renderModels(config, ['openai/gpt-5.1'])).toMatch(/output cap +reserve {3}every request, at the output reserve as max_completion_tokens/);
+  });
 });
