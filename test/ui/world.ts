@@ -238,8 +238,13 @@ export async function expectAccessible(page: Page): Promise<void> {
  * with a visible focus outline; returns the names reached.
  */
 export async function tabThrough(page: Page, max = 400): Promise<string[]> {
-  await page.evaluate(() => { (document.activeElement as HTMLElement | null)?.blur(); window.scrollTo(0, 0); });
-  await page.locator('body').focus();
+  // Start where a fresh load starts: before the first element of the document.
+  await page.evaluate(() => {
+    document.body.tabIndex = -1;
+    document.body.focus();
+    document.body.removeAttribute('tabindex');
+    window.scrollTo(0, 0);
+  });
   const reached: string[] = [];
   for (let i = 0; i < max; i++) {
     await page.keyboard.press('Tab');

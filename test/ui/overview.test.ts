@@ -1,0 +1,90 @@
+/**
+ * The overview against a proxy that served real sessions: its totals are the sum of `proxy
+ * sessions --json`, its breaks by cause are the requests' causes in `proxy stats --json`, each
+ * route's and key's row adds up, and a request answered while it is open shows without a reload.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectAccessible, figure, screenshot, sessionsJson, startUiWorld, statsJson, tabThrough, type UiWorld } from './world.js';
+
+let w: UiWorld;
+beforeAll(async () => {
+  w = await startUiWorld('overview');
+}, 60_000);
+afterAll(async () => {
+  await w?.close();
+});
+
+const sum = (xs: (number | null)[]) => xs.reduce<number>((a, b) => a + (b ?? 0), 0);
+
+async function open(period = 'all'): Promise<void> {
+  await w.page.goto(`${w.proxy.url}/ui/#/?period=${period}`);
+  await w.page.getByTestId('overview-requests').waitFor();
+}
+
+describe('the overview', () => {
+  it('totals, breaks by cause and the per-route and per-key rows are the CLI\'s figures', async () => {
+    const { sessions } = sessionsJson(w);
+    await open();
+    const page = w.page;
+    const prompt = sum(sessions.map((s) => s.prompt_tokens));
+    const cached = sum(sessions.map((s) => s.cached_tokens));
+    const cost = sum(sessions.map((s) => s.cost_usd));
+    expect(await figure(page, 'overview-requests')).toBe(sum(sessions.map((s) => s.requests)));
+    expect(await figure(page, 'overview-prompt-tokens')).toBe(prompt);
+    expect(await figure(page, 'overview-cache-share')).toBeCloseTo(cached / prompt, 12);
+    expect(await figure(page, 'overview-cost')).toBeCloseTo(cost, 12);
+    expect(await page.getByTestId('overview-cost').textContent()).toMatch(/^\$0\.0\d+$/);
+    expect(await figure(page, 'overview-savings')).toBeGreaterThan(0);
+
+    // Breaks by cause: every request's cause in proxy stats, the first and unchanged ones left out.
+    const causes = new Map<string, number>();
+    for (const s of sessions) {
+      for (const r of statsJson(w, s.id).requests) {
+        if (r.cause !== null && r.cause !== 'first' && r.cause !== 'none') causes.set(r.cause, (causes.get(r.cause) ?? 0) + 1);
+      }
+    }
+    expect(causes.get('trim')).toBeGreaterThan(0);
+    expect(causes.get('client_rewrite')).toBe(1);
+    const shown = await page.getByTestId('cause-row').evaluateAll((rows) => rows.map((r) => [r.getAttribute('data-cause'), Number(r.getAttribute('data-value'))] as const));
+    expect(new Map(shown)).toEqual(causes);
+
+    // Per route: the tight route is the trimmed agent's; m is every other session's.
+    const byRoute = async (name: string, testid: string) => {
+      const v = await page.locator(`[data-testid="by-route-row"][data-name="${name}"] [data-testid="${testid}"]`).getAttribute('data-value');
+      return Number(v);
+    };
+    const tight = sessions.filter((s) => s.models.includes('tight'));
+    expect(await byRoute('tight', 'requests')).toBe(sum(tight.map((s) => s.requests)));
+    expect(await byRoute('m', 'requests')).toBe(sum(sessions.filter((s) => s.models.includes('m')).map((s) => s.requests)));
+    expect(await byRoute('tight', 'prompt-tokens')).toBe(sum(tight.map((s) => s.prompt_tokens)));
+    // Every request came with the client key "dev".
+    expect(Number(await page.locator('[data-testid="by-key-row"][data-name="dev"] [data-testid="requests"]').getAttribute('data-value'))).toBe(sum(sessions.map((s) => s.requests)));
+    expect(Number(await page.getByTestId('overview-series').getAttribute('data-points'))).toBeGreaterThan(0);
+    await screenshot(page, 'overview');
+  });
+
+  it('the period picker: a link per period, the one shown marked current', async () => {
+    await open('1h');
+    expect(await w.page.getByTestId('period-1h').getAttribute('aria-current')).toBe('page');
+    await w.page.getByTestId('period-7d').click();
+    await expect.poll(() => w.page.getByTestId('period-7d').getAttribute('aria-current')).toBe('page');
+    expect(w.page.url()).toContain('period=7d');
+    expect(await figure(w.page, 'overview-requests')).toBe(sum(sessionsJson(w).sessions.map((s) => s.requests)));
+  });
+
+  it('a request answered while it is open shows without a reload', async () => {
+    await open();
+    const before = await figure(w.page, 'overview-requests');
+    await expect.poll(() => w.page.getByTestId('live').getAttribute('data-open')).toBe('true');
+    await w.extend();
+    await expect.poll(() => figure(w.page, 'overview-requests'), { timeout: 5000 }).toBe(before! + 1);
+    expect(await w.page.getByTestId('live-count').textContent()).toBe('1');
+  });
+
+  it('is accessible and every link and button is reached with Tab', async () => {
+    await open();
+    await expectAccessible(w.page);
+    const reached = await tabThrough(w.page);
+    expect(reached.length).toBe(await w.page.locator('a[href], button:not([disabled]), summary').count());
+  });
+});

@@ -1,0 +1,94 @@
+/**
+ * The sessions list against a proxy that served real sessions: one row per session of `proxy
+ * sessions --json` with its figures; sorted by clicking a header (a button); filtered by model,
+ * key and id text; a page at a time; each row links to its session.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectAccessible, screenshot, sessionsJson, startUiWorld, tabThrough, type UiWorld } from './world.js';
+
+let w: UiWorld;
+beforeAll(async () => {
+  w = await startUiWorld('sessions');
+}, 60_000);
+afterAll(async () => {
+  await w?.close();
+});
+
+async function open(query = ''): Promise<void> {
+  await w.page.goto(`${w.proxy.url}/ui/#/sessions${query}`);
+  await w.page.getByTestId('sessions').waitFor();
+}
+
+async function rows() {
+  return w.page.getByTestId('session-row').evaluateAll((trs) => trs.map((tr) => {
+    const v = (id: string) => tr.querySelector(`[data-testid="${id}"]`)!.getAttribute('data-value');
+    return { id: tr.getAttribute('data-id')!, requests: Number(v('requests')), prompt: Number(v('prompt-tokens')), share: v('cache-share'), cost: v('cost'), last: v('last-active') };
+  }));
+}
+
+describe('the sessions list', () => {
+  it('has proxy sessions\' rows and figures, most recently active first', async () => {
+    const { sessions } = sessionsJson(w);
+    await open();
+    const shown = await rows();
+    expect(shown.map((r) => r.id)).toEqual(sessions.map((s) => s.id));
+    for (const [i, s] of sessions.entries()) {
+      const r = shown[i]!;
+      expect([r.requests, r.prompt]).toEqual([s.requests, s.prompt_tokens]);
+      expect(Number(r.share)).toBeCloseTo(s.token_cache_rate!, 12);
+      expect(Number(r.cost)).toBeCloseTo(s.cost_usd!, 12);
+      expect(r.last).toBe(s.last_active);
+    }
+    expect(await w.page.getByTestId('page-range').textContent()).toBe(`1–${sessions.length} of ${sessions.length}`);
+    await screenshot(w.page, 'sessions');
+  });
+
+  it('sorts by a header, from the keyboard', async () => {
+    await open();
+    await w.page.getByTestId('sort-requests').focus();
+    await w.page.keyboard.press('Enter');
+    await expect.poll(() => w.page.url()).toContain('sort=requests');
+    await expect.poll(async () => (await rows()).map((r) => r.requests)).toEqual(sessionsJson(w).sessions.map((s) => s.requests).sort((a, b) => b - a));
+    expect(await w.page.locator('th:has([data-testid="sort-requests"])').getAttribute('aria-sort')).toBe('descending');
+    await w.page.getByTestId('sort-requests').press('Enter');
+    await expect.poll(() => w.page.url()).toContain('dir=asc');
+    await expect.poll(async () => (await rows()).map((r) => r.requests)).toEqual(sessionsJson(w).sessions.map((s) => s.requests).sort((a, b) => a - b));
+  });
+
+  it('filters by model, key and id text, and pages', async () => {
+    const { sessions } = sessionsJson(w);
+    await open();
+    await w.page.getByTestId('filter-model').fill('tight');
+    await w.page.getByTestId('filter-apply').click();
+    await expect.poll(async () => (await rows()).map((r) => r.id)).toEqual([w.ids.trimmed]);
+    await w.page.getByTestId('filter-model').fill('');
+    await w.page.getByTestId('filter-key').fill('nobody');
+    await w.page.getByTestId('filter-key').press('Enter');
+    await expect.poll(async () => (await rows()).length).toBe(0);
+    await open(`?q=${encodeURIComponent(w.ids.fork.slice(-8))}`);
+    expect((await rows()).map((r) => r.id)).toEqual([w.ids.fork]);
+    await open('?key=dev');
+    expect((await rows()).length).toBe(sessions.length);
+
+    // Pages: the API's own page size is 50; the page asks for it and follows offset in the URL.
+    await open(`?offset=${sessions.length - 1}`);
+    expect((await rows()).length).toBe(1);
+    expect(await w.page.getByTestId('page-next').isDisabled()).toBe(true);
+    await w.page.getByTestId('page-prev').click();
+    await expect.poll(async () => (await rows()).length).toBe(sessions.length);
+  });
+
+  it('a row links to its session', async () => {
+    await open();
+    await w.page.locator(`[data-testid="session-row"][data-id="${w.ids.side}"] [data-testid="session-link"]`).click();
+    await w.page.getByTestId('requests').waitFor();
+    expect(await w.page.getByTestId('session-id').textContent()).toBe(w.ids.side);
+  });
+
+  it('is accessible and every link and button is reached with Tab', async () => {
+    await open();
+    await expectAccessible(w.page);
+    const reached = await tabThrough(w.page);
+    expect(reached.length).toBe(await w.page.locator('a[href], button:not([disabled]), input, select').count());
+  });
+});
