@@ -16,6 +16,7 @@ import { measureCache, measureSharedCache } from './cache.js';
 import { measureEncode } from './encode.js';
 import { measureInbound } from './inbound.js';
 import { foldsSection } from './folds.js';
+import { inspectorSection } from './inspector.js';
 import { longSessionSection } from './long-session.js';
 import { measureOverhead } from './overhead.js';
 import { baselineMain, measurePeers, renderPeers } from './peers.js';
@@ -50,6 +51,7 @@ const SECTIONS: Record<string, (line: Line) => Promise<boolean>> = {
   peers: peersSection,
   'peers-baseline': peersBaselineSection,
   wires: wiresSection,
+  inspector: inspectorSection,
   replicas: async (line) => {
     for (const l of renderReplicas(await measureReplicas())) line(l);
     return true;
