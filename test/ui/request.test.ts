@@ -1,0 +1,81 @@
+/**
+ * The request page: a break opened from its session shows the digest verified, the hints, the
+ * rebuilt messages, and the first difference from its predecessor highlighted where it is, with
+ * the cause `proxy diff` names.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { proxy as cli } from '../cli/helpers.js';
+import { expectAccessible, screenshot, startUiWorld, statsJson, tabThrough, type UiWorld } from './world.js';
+
+let w: UiWorld;
+beforeAll(async () => {
+  w = await startUiWorld('request');
+}, 60_000);
+afterAll(async () => {
+  await w?.close();
+});
+
+function diffJson(id: string, seq: number): { cause: string; index: number | null; field: string | null } {
+  const r = cli(['diff', id, String(seq), '--json', '--data-dir', w.dataDir]);
+  expect(r.code, r.stderr).toBe(0);
+  return JSON.parse(r.stdout);
+}
+
+async function openBreak(id: string, cause: string): Promise<number> {
+  await w.page.goto(`${w.proxy.url}/ui/#/s/${encodeURIComponent(id)}`);
+  const link = w.page.locator(`[data-testid="break"][data-cause="${cause}"] a`).first();
+  const seq = Number(await w.page.locator(`[data-testid="break"][data-cause="${cause}"]`).first().getAttribute('data-seq'));
+  await link.click();
+  await w.page.getByTestId('digest-verified').waitFor();
+  return seq;
+}
+
+describe('a break, opened from its session', () => {
+  it('a trim: the digest verified, and the first difference at proxy diff\'s field, highlighted', async () => {
+    const seq = await openBreak(w.ids.trimmed, 'trim');
+    const page = w.page;
+    expect(page.url()).toContain(`#/s/${w.ids.trimmed}/r/${seq}`);
+    expect(await page.getByTestId('digest-verified').getAttribute('data-value')).toBe('true');
+    expect(await page.getByTestId('digest-logged').textContent()).toBe(await page.getByTestId('digest-rebuilt').textContent());
+    const diff = diffJson(w.ids.trimmed, seq);
+    expect(diff.cause).toBe('trim');
+    expect(await page.getByTestId('diff-path').textContent()).toBe(diff.field);
+    expect(await page.getByTestId('diff-cause').textContent()).toBe('trim');
+    // The highlighted text: what the predecessor had there, and the placeholder that replaced it.
+    expect(await page.getByTestId('diff-after').textContent()).toMatch(/elided seq=/);
+    expect((await page.getByTestId('diff-before').textContent())!.length).toBeGreaterThan(0);
+    expect(await page.getByTestId('diff-after').evaluate((el) => getComputedStyle(el).backgroundColor)).not.toBe('rgba(0, 0, 0, 0)');
+    // The message it is in is marked among the rebuilt messages, and open.
+    const marked = page.getByTestId('diff-message');
+    expect(Number(await marked.getAttribute('data-index'))).toBe(diff.index);
+    expect(await marked.locator('details').getAttribute('open')).not.toBeNull();
+    expect(await page.getByTestId('hints').count()).toBe(1);
+    await screenshot(page, 'request');
+  });
+
+  it('a client rewrite: the edited message, with its cause', async () => {
+    const seq = await openBreak(w.ids.rewritten, 'client_rewrite');
+    const diff = diffJson(w.ids.rewritten, seq);
+    expect(diff.cause).toBe('client_rewrite');
+    expect(await w.page.getByTestId('diff-cause').textContent()).toBe('client rewrite');
+    expect(await w.page.getByTestId('diff-path').textContent()).toBe(diff.field);
+    expect(await w.page.getByTestId('diff-after').textContent()).toContain('said again another way');
+    expect(Number(await w.page.getByTestId('diff-message').getAttribute('data-index'))).toBe(diff.index);
+  });
+
+  it('a session\'s first request has no difference; each request links back to its session', async () => {
+    const first = statsJson(w, w.ids.parent).requests[0]!;
+    await w.page.goto(`${w.proxy.url}/ui/#/s/${encodeURIComponent(w.ids.parent)}/r/${first.seq}`);
+    await w.page.getByTestId('diff-none').waitFor();
+    await w.page.getByTestId('session-link').click();
+    await w.page.getByTestId('requests').waitFor();
+    expect(await w.page.getByTestId('request-row').count()).toBe(statsJson(w, w.ids.parent).requests.length);
+  });
+
+  it('is accessible and every link, button and folded message is reached with Tab', async () => {
+    await openBreak(w.ids.trimmed, 'trim');
+    await expectAccessible(w.page);
+    const reached = await tabThrough(w.page);
+    expect(reached.length).toBe(await w.page.locator('a[href], button:not([disabled]), summary').count());
+  });
+});
