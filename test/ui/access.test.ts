@@ -1,0 +1,40 @@
+/**
+ * Who may open the inspector, seen from the browser: without a login the page is the login form;
+ * a client key that is not an admin's is refused; a page on another origin cannot read the API.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { ADMIN_KEY, CLIENT_KEY, expectAccessible, logIn, screenshot, startUiWorld, type UiWorld } from './world.js';
+
+let w: UiWorld;
+beforeAll(async () => {
+  w = await startUiWorld('access');
+}, 60_000);
+afterAll(async () => {
+  await w?.close();
+});
+
+it('without a login the page is the login form; a client key that is no admin\'s is refused', async () => {
+  const fresh = await w.browser.newContext();
+  try {
+    const page = await fresh.newPage();
+    await page.goto(`${w.proxy.url}/ui/`);
+    await page.getByLabel('Admin key').waitFor();
+    await expectAccessible(page);
+    await screenshot(page, 'login');
+    expect(await logIn(fresh, w.proxy.url, CLIENT_KEY)).toBe(403);
+    expect((await fresh.request.get(`${w.proxy.url}/api/overview`)).status()).toBe(401);
+    expect((await fresh.request.get(`${w.proxy.url}/api/sessions`, { headers: { authorization: `Bearer ${CLIENT_KEY}` } })).status()).toBe(403);
+    expect((await fresh.request.get(`${w.proxy.url}/api/sessions`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).status()).toBe(200);
+  } finally {
+    await fresh.close();
+  }
+});
+
+it('a page on another origin cannot read the API, even with the admin\'s cookie', async () => {
+  // The logged-in browser, asked by another origin's script: the request carries that Origin.
+  const foreign = await w.context.request.get(`${w.proxy.url}/api/overview`, { headers: { origin: 'http://evil.example' } });
+  expect(foreign.status()).toBe(403);
+  expect(await foreign.text()).not.toContain('"totals"');
+  const own = await w.context.request.get(`${w.proxy.url}/api/overview`, { headers: { origin: w.proxy.url } });
+  expect(own.status()).toBe(200);
+});
