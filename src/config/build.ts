@@ -303,7 +303,7 @@ function buildModel(
     system: entry.system ?? 'follow',
     clientDrops: entry.client_drops ?? 'follow',
     figures,
-    keepReasoning: entry.keep_reasoning ?? false,
+    ...(entry.keep_reasoning === undefined ? {} : { keepReasoning: entry.keep_reasoning }),
     thinking: entry.thinking,
     keepAlive: entry.keep_alive,
     ...(entry.retries === undefined ? {} : { retries: entry.retries }),

@@ -53,7 +53,8 @@ export interface Route {
   retries: number;
   /** `figures.price`: absent when input or output is unknown. */
   price?: Price;
-  keepReasoning: boolean;
+  /** `keep_reasoning`: true always keeps a Responses upstream's reasoning, false never; absent: as the client asks. */
+  keepReasoning?: boolean;
   thinking?: 'enabled' | 'disabled' | 'adaptive';
   recipe: Recipe;
   /** System-prompt lines kept out of the log (`[window] volatile_lines`). */
@@ -130,7 +131,6 @@ function routeOf(config: Config, requestedModel: string): Route {
         reasoningOut: preset.reasoningOut,
         system: 'follow',
         clientDrops: 'follow',
-        keepReasoning: false,
         fallback: [],
       }, config);
       return { ...route, label: `${providerName}/${figures.catalogue?.model ?? '*'}` };
@@ -203,7 +203,7 @@ function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig, c
   };
   if (preset.wire === 'openai-chat') dialect.maxTokensField = maxTokensFieldOf(model, preset);
   if (model.thinking !== undefined) dialect.thinking = model.thinking;
-  if (model.keepReasoning) dialect.keepReasoning = true;
+  if (model.keepReasoning !== undefined) dialect.keepReasoning = model.keepReasoning;
   const s = model.sizes;
   dialect.numCtx = s.context;
   if (model.keepAlive !== undefined) dialect.keepAlive = model.keepAlive;
@@ -242,7 +242,7 @@ function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig, c
     figures: model.figures,
     deployments: [deploymentOf(provider)],
     retries: model.retries ?? config.upstream.retries,
-    keepReasoning: model.keepReasoning,
+    ...(model.keepReasoning === undefined ? {} : { keepReasoning: model.keepReasoning }),
     recipe,
     volatileLines: volatile.patterns,
   };

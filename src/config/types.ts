@@ -100,7 +100,8 @@ export interface ModelConfig {
   clientDrops: 'follow' | 'absorb';
   /** Context and prices, each from the entry, the catalogue, `[window]` or the default. */
   figures: RouteFigures;
-  keepReasoning: boolean;
+  /** `keep_reasoning`; absent: as each client asks (docs/inbound.md, Encrypted reasoning). */
+  keepReasoning?: boolean;
   thinking?: 'enabled' | 'disabled' | 'adaptive';
   /** Ollama's keep_alive; absent: the dialect's default. */
   keepAlive?: string | number;

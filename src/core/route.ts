@@ -32,7 +32,8 @@ export interface DialectRoute {
   /**
    * openai-responses: ask for each reply's reasoning encrypted (`include`) and keep its reasoning
    * items as blocks to give back (`keep_reasoning`; docs/decisions.md, Responses keep_reasoning).
-   * Absent: false.
+   * true: on every request; false: never, whatever the client asks; absent: when the client asks
+   * for encrypted reasoning itself (Codex does).
    */
   keepReasoning?: boolean;
   /**

@@ -113,6 +113,8 @@ export interface RequestParams {
   parallel_tool_calls?: boolean;
   response_format?: unknown;
   reasoning_effort?: string;
+  /** Responses' `reasoning.summary` as the client asked for it (`auto`, `concise`, `detailed`). */
+  reasoning_summary?: string;
   presence_penalty?: number;
   frequency_penalty?: number;
   /**

@@ -28,7 +28,6 @@ beforeAll(async () => {
 [models.codex-rs]
 provider = "rs"
 model = "gpt-sim"
-keep_reasoning = true
 
 [models.codex-chat]
 provider = "ds"
@@ -162,6 +161,8 @@ describe('the real Codex CLI through the proxy', () => {
   it('Responses upstream: Codex got each encrypted reasoning item as the upstream made it and gave it back; the proxy sent the log\'s copy', async () => {
     const asked = front.requests.filter((r) => (r.body as { model?: string }).model === 'codex-rs');
     const up = w.tap.requests.filter((r) => r.path === '/v1/responses' && (r.body as { model?: string }).model === 'gpt-sim');
+    // The route leaves keep_reasoning unset: reasoning is asked for as Codex asks (a summary, encrypted content).
+    for (const r of up) expect(r.body).toMatchObject({ reasoning: { summary: 'auto', context: 'all_turns' }, include: ['reasoning.encrypted_content'] });
     const made = up.map((r) => (responsesReasoning(r.response)[0] as { encrypted_content: string }).encrypted_content);
     expect(made.every((m) => /^[A-Za-z0-9_-]{40,}$/.test(m))).toBe(true);
     asked.forEach((req, k) => {

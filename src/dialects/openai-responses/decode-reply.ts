@@ -81,9 +81,13 @@ export interface OutputParts {
   model: string | undefined;
 }
 
-/** A finished reasoning item as the block a route that keeps reasoning keeps (see the file comment). */
+/**
+ * A finished reasoning item as the block a request that keeps reasoning keeps (see the file
+ * comment): one with encrypted content, which the upstream gives only when the request asked, on a
+ * route that does not turn keeping off.
+ */
 export function reasoningBlock(item: JsonObject, route: DialectRoute, callsBefore: number): OpaqueBlock | undefined {
-  if (route.keepReasoning !== true || asString(item.encrypted_content) === undefined) return undefined;
+  if (route.keepReasoning === false || asString(item.encrypted_content) === undefined) return undefined;
   return { kind: 'responses.reasoning', origin: { provider: route.provider, model: route.model }, data: item, before_call: callsBefore };
 }
 

@@ -46,9 +46,12 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
   const format = textFormatOf(p.response_format);
   const text = { ...(format === undefined ? {} : { format }), ...asObject(extra.text) };
   if (Object.keys(text).length > 0) body.text = text;
-  const reasoning = reasoningOf(p, route);
+  const asked = (asArray(extra.include) ?? []).filter((i): i is string => typeof i === 'string');
+  const keep = keepsReasoning(route, asked);
+  const reasoning = reasoningOf(p, keep);
   if (reasoning !== undefined) body.reasoning = reasoning;
-  const include = [...(route.keepReasoning === true ? [ENCRYPTED_REASONING] : []), ...(asArray(extra.include) ?? []).filter((i): i is string => typeof i === 'string')];
+  // The proxy's own entry first, then the client's others; never the encrypted reasoning on a route that turns it off.
+  const include = [...(keep ? [ENCRYPTED_REASONING] : []), ...asked.filter((i) => i !== ENCRYPTED_REASONING)];
   if (include.length > 0) body.include = include;
   body.store = false;
   addExtraFields(body, p, 'openai-responses', [...Object.keys(before), 'input', 'tools']);
@@ -127,19 +130,27 @@ function markedItems(m: NeutralMessage, i: number, plan: MarkPlan, opts: EncodeO
 }
 
 /**
- * Sent when the client asked for an effort or the route keeps reasoning (a model that does not
- * reason refuses the field, so it is never sent otherwise). Summaries are asked for: they are the
- * reply's thinking. A route that keeps reasoning asks for `context: "all_turns"`: under
- * "current_turn" earlier turns' reasoning leaves the prompt, so a turn's first request would differ
- * from the last one before it at its first reasoning item (docs/decisions.md, Responses
- * keep_reasoning).
+ * Whether this request keeps the reply's reasoning: the route's `keep_reasoning` when it says,
+ * else whether the client asked for encrypted reasoning itself, as Codex does (docs/inbound.md,
+ * Encrypted reasoning).
  */
-function reasoningOf(p: RequestParams, route: DialectRoute): ReasoningParam | undefined {
-  const keep = route.keepReasoning === true;
-  if (p.reasoning_effort === undefined && !keep) return undefined;
+export function keepsReasoning(route: DialectRoute, include: readonly string[]): boolean {
+  return route.keepReasoning ?? include.includes(ENCRYPTED_REASONING);
+}
+
+/**
+ * Sent when the client asked for an effort or a summary, or the request keeps reasoning (a model
+ * that does not reason refuses the field, so it is never sent otherwise). Summaries are asked for,
+ * as the client named them or `auto`: they are the reply's thinking. A request that keeps
+ * reasoning asks for `context: "all_turns"`: under "current_turn" earlier turns' reasoning leaves
+ * the prompt, so a turn's first request would differ from the last one before it at its first
+ * reasoning item (docs/decisions.md, Responses keep_reasoning).
+ */
+function reasoningOf(p: RequestParams, keep: boolean): ReasoningParam | undefined {
+  if (p.reasoning_effort === undefined && p.reasoning_summary === undefined && !keep) return undefined;
   const out: ReasoningParam = {};
   if (p.reasoning_effort !== undefined) out.effort = p.reasoning_effort;
-  out.summary = 'auto';
+  out.summary = (p.reasoning_summary as ReasoningParam['summary'] | undefined) ?? 'auto';
   if (keep) out.context = 'all_turns';
   return out;
 }

@@ -21,7 +21,6 @@ import type { AssistantMessage, ContentPart as NeutralPart, NeutralMessage, Requ
 import { ProxyError } from '../../core/errors.js';
 import type { ImageSink } from '../types.js';
 import { extraFields } from '../extra-fields.js';
-import { ENCRYPTED_REASONING } from './encode-request.js';
 import { READ_FIELDS, type ContentPart, type FunctionToolParam, type InputItem, type ResponsesBody } from './inbound-parse.js';
 
 export interface Conversation {
@@ -124,7 +123,9 @@ export function toParams(body: ResponsesBody): RequestParams {
   if (format !== undefined) p.response_format = format;
   const effort = body.reasoning?.effort;
   if (effort !== undefined && effort !== null) p.reasoning_effort = effort;
-  const extra = extraFields({ ...body, text: textExtra(body.text), include: includeExtra(body.include) }, READ_FIELDS, 'openai-responses');
+  const summary = body.reasoning?.summary;
+  if (summary !== undefined && summary !== null) p.reasoning_summary = summary;
+  const extra = extraFields({ ...body, text: textExtra(body.text) }, READ_FIELDS, 'openai-responses');
   if (extra !== undefined) p.extra = extra;
   return p;
 }
@@ -136,14 +137,6 @@ function textExtra(text: ResponsesBody['text']): Record<string, unknown> | undef
   return Object.keys(rest).length > 0 ? rest : undefined;
 }
 
-/**
- * `include` less the encrypted reasoning, which the proxy reads for its answer and asks of the
- * upstream itself when the route keeps reasoning.
- */
-function includeExtra(include: ResponsesBody['include']): string[] | undefined {
-  const rest = (include ?? []).filter((i) => i !== ENCRYPTED_REASONING);
-  return rest.length > 0 ? rest : undefined;
-}
 
 /** `auto`/`none`/`required` pass; `{type: function, name}` is chat's `{type: function, function: {name}}`. */
 function toolChoice(raw: unknown): unknown {

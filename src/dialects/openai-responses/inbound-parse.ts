@@ -67,7 +67,7 @@ const responsesRequest = z.object({
   max_output_tokens: z.number().int().positive().nullable().optional(),
   temperature: z.number().min(0).max(2).nullable().optional(),
   top_p: z.number().min(0).max(1).nullable().optional(),
-  reasoning: z.object({ effort: z.string().nullable().optional() }).loose().nullable().optional(),
+  reasoning: z.object({ effort: z.string().nullable().optional(), summary: z.string().nullable().optional() }).loose().nullable().optional(),
   text: z.object({ format: z.object({ type: z.string() }).loose().nullable().optional() }).loose().nullable().optional(),
   store: z.boolean().nullable().optional(),
   include: z.array(z.string()).nullable().optional(),

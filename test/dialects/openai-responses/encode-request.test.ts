@@ -80,6 +80,26 @@ describe('openai-responses encodeRequest', () => {
     expect(kept.store).toBe(false);
   });
 
+  it('asks for reasoning as the client asked (Codex: a summary and encrypted content, no effort) unless the route turns keeping off', () => {
+    const codex = request([{ role: 'user', content: 'q' }], {
+      params: { reasoning_summary: 'auto', extra: { wire: 'openai-responses', fields: { include: ['reasoning.encrypted_content', 'message.output_text.logprobs'] } } },
+    });
+    const asked = body(codex);
+    expect(asked.reasoning).toStrictEqual({ summary: 'auto', context: 'all_turns' });
+    expect(asked.include).toStrictEqual(['reasoning.encrypted_content', 'message.output_text.logprobs']);
+    const off = body(codex, route({ keepReasoning: false }));
+    expect(off.reasoning).toStrictEqual({ summary: 'auto' });
+    expect(off.include).toStrictEqual(['message.output_text.logprobs']);
+    expect(body(request([{ role: 'user', content: 'q' }], { params: { reasoning_summary: 'detailed' } })).reasoning).toStrictEqual({ summary: 'detailed' });
+  });
+
+  it('keeps a reply\'s encrypted reasoning as a block unless the route turns keeping off', () => {
+    const reply = { id: 'resp_1', status: 'completed', output: [rs('rs_1'), { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'ok' }] }] };
+    const blocksOf = (r: DialectRoute) => decodeReply(200, reply, r).blocks ?? [];
+    expect(blocksOf(route())).toHaveLength(1);
+    expect(blocksOf(route({ keepReasoning: false }))).toHaveLength(0);
+  });
+
   it('puts each reasoning item back before the call it came before, without its id or status', () => {
     const msg: AssistantMessage = {
       role: 'assistant',
