@@ -27,9 +27,12 @@ export interface SideJob {
 }
 
 /**
- * The known shapes. `last-user`: the marker opens (or is in) the request's last user message, which
- * follows the conversation's history (or the part of it the client kept); only that message is the
- * side's own. `system`: the marker is in the request's own system prompt, and its messages quote the
+ * The known shapes. `last-user`: the marker opens the request's last user message, which follows
+ * the conversation's history (or the part of it the client kept); only that message is the side's
+ * own. The agent's prompt opens with it, or starts a line of it after a preamble the agent puts
+ * first (`after`: Claude Code's newer compaction prompt opens with `CRITICAL: Respond with TEXT
+ * ONLY`); a person's message that merely contains the marker text is the conversation's.
+ * `system`: the marker is in the request's own system prompt, and its messages quote the
  * conversation (the first user message): all of them are the side's own.
  */
 interface Shape {
@@ -37,12 +40,14 @@ interface Shape {
   client: string;
   where: 'last-user' | 'system';
   marker: string;
+  /** `last-user`: a preamble the message may open with, the marker then starting a line of it. */
+  after?: string;
 }
 
 /** Each marker is a line of the agent's own prompt (docs/how-it-works.md, Side requests, lists them). */
 export const SIDE_SHAPES: readonly Shape[] = [
   { kind: 'compaction', client: 'opencode', where: 'last-user', marker: 'Provide a detailed prompt for continuing our conversation above' },
-  { kind: 'compaction', client: 'Claude Code', where: 'last-user', marker: 'Your task is to create a detailed summary of the conversation so far' },
+  { kind: 'compaction', client: 'Claude Code', where: 'last-user', marker: 'Your task is to create a detailed summary of the conversation so far', after: 'CRITICAL: Respond with TEXT ONLY' },
   { kind: 'compaction', client: 'Codex', where: 'last-user', marker: 'You are performing a CONTEXT CHECKPOINT COMPACTION' },
   { kind: 'title', client: 'Codex', where: 'last-user', marker: 'Generate a concise, single-line task title' },
   { kind: 'title', client: 'opencode', where: 'system', marker: 'You are a title generator' },
@@ -80,7 +85,7 @@ export function recogniseSide(req: SideCandidate, conv: SideConversation): SideJ
   // A system prompt is the side's only where it is not the conversation's (a conversation that is
   // itself a title generator is a conversation).
   const ownSystem = req.system !== undefined && req.system !== conv.system;
-  const shape = SIDE_SHAPES.find((s) => (s.where === 'system' ? ownSystem && req.system!.includes(s.marker) : lastText?.includes(s.marker) === true));
+  const shape = SIDE_SHAPES.find((s) => (s.where === 'system' ? ownSystem && req.system!.includes(s.marker) : lastText !== undefined && opensWith(lastText, s)));
   if (shape === undefined) return undefined;
   let own: readonly NeutralMessage[];
   if (shape.where === 'last-user') {
@@ -112,6 +117,13 @@ export function sideParams(params: RequestParams, job: SideJob, conversation: Re
   }
   if (job.tools === 'none' && !keyed.includes('tool_choice')) out.tool_choice = 'none';
   return out as RequestParams;
+}
+
+/** The agent's prompt: the text opens with the marker, or with the shape's preamble and a line that opens with the marker. */
+function opensWith(text: string, shape: Shape): boolean {
+  const t = text.trimStart();
+  if (t.startsWith(shape.marker)) return true;
+  return shape.after !== undefined && t.startsWith(shape.after) && t.includes('\n' + shape.marker);
 }
 
 /** A user message's text (its text parts joined), or undefined for anything else. */

@@ -77,6 +77,29 @@ describe('recogniseSide', () => {
   });
 });
 
+describe('a user who types a compaction marker in an ordinary message', () => {
+  const history = conv.entries.map((e) => e.msg);
+  const typed = [
+    'What does "Your task is to create a detailed summary of the conversation so far" mean in the logs?',
+    'Before we go on: Provide a detailed prompt for continuing our conversation above, then run the tests.',
+    'The proxy saw "You are performing a CONTEXT CHECKPOINT COMPACTION" in codex.log; why?',
+    'I pasted this:\nGenerate a concise, single-line task title\nand got nothing back.',
+    // The preamble of Claude Code's prompt without its marker on a line of its own.
+    'CRITICAL: Respond with TEXT ONLY. Then explain what "Your task is to create a detailed summary of the conversation so far" does.',
+  ];
+
+  it('gets an ordinary turn, not a side request', () => {
+    for (const text of typed) expect(recogniseSide(req([...history, u(text)]), conv), text).toBeUndefined();
+  });
+
+  it('while the agents\' own prompts, with leading whitespace or Claude Code\'s preamble, are still recognised', () => {
+    expect(recogniseSide(req([...history, u(`\n  ${OPENCODE_COMPACT}`)]), conv)?.client).toBe('opencode');
+    expect(recogniseSide(req([...history, u(CLAUDE_COMPACT)]), conv)?.client).toBe('Claude Code');
+    expect(recogniseSide(req([...history, u('Your task is to create a detailed summary of the conversation so far, paying close attention.')]), conv)?.client).toBe('Claude Code');
+    expect(recogniseSide(req([...history, u('Generate a concise, single-line task title of at most 36 characters for the following task:')]), conv)).toMatchObject({ kind: 'title', client: 'Codex' });
+  });
+});
+
 describe('sideParams', () => {
   const none: SideJob = { kind: 'title', client: 'opencode', instruction: 'x', tools: 'none' };
   const all: SideJob = { ...none, tools: 'all' };
