@@ -12,11 +12,13 @@ import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SONNET, measureAnthropicCache } from './anthropic-cache.js';
+import { anthropicTrimsSection } from './anthropic-trims.js';
 import { measureCache, measureSharedCache } from './cache.js';
 import { measureEncode } from './encode.js';
 import { measureInbound } from './inbound.js';
 import { foldsSection } from './folds.js';
 import { inspectorSection } from './inspector.js';
+import { inspectorPageSection } from './inspector-page.js';
 import { longSessionSection } from './long-session.js';
 import { measureOverhead } from './overhead.js';
 import { baselineMain, measurePeers, renderPeers } from './peers.js';
@@ -42,6 +44,7 @@ const SECTIONS: Record<string, (line: Line) => Promise<boolean>> = {
   inbound: inboundSection,
   cache: cacheSection,
   anthropic: anthropicSection,
+  'anthropic-trims': anthropicTrimsSection,
   overhead: overheadSection,
   tracing: tracingSection,
   'log-growth': logGrowthSection,
@@ -52,6 +55,7 @@ const SECTIONS: Record<string, (line: Line) => Promise<boolean>> = {
   'peers-baseline': peersBaselineSection,
   wires: wiresSection,
   inspector: inspectorSection,
+  'inspector-page': inspectorPageSection,
   replicas: async (line) => {
     for (const l of renderReplicas(await measureReplicas())) line(l);
     return true;

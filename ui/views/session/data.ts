@@ -7,8 +7,8 @@ import { getJson } from '../../api.js';
 import type { LiveRequest, RequestRow, SessionDetail, TimelineMark } from '../../contract.js';
 import { isBreak } from '../../format.js';
 
-/** Requests asked for per read; the server may answer fewer (its own cap), and the page follows its limit. */
-const READ = 1000;
+/** Requests asked for per read (the server's own cap, 5,000): one read for most sessions; the page follows a smaller limit. */
+const READ = 5000;
 
 export async function loadSession(id: string, signal: AbortSignal): Promise<SessionDetail> {
   const path = `sessions/${encodeURIComponent(id)}`;
