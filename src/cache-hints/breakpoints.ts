@@ -1,9 +1,8 @@
 /**
  * Where explicit cache breakpoints go when an upstream does not take a top-level
  * `cache_control` (docs/decisions.md, Anthropic caches only when asked): the end of the stable
- * history first (the last
- * user or tool-result message, which the next request keeps whole), then the system prompt's
- * end, then the tools' end. Never more than four markers, counting the client's own.
+ * history first (the last user, tool-result or inline system message, which the next request keeps
+ * whole), then the system prompt's end, then the tools' end. Never more than four markers, counting the client's own.
  */
 import type { NeutralRequest } from '../core/types.js';
 
@@ -26,7 +25,9 @@ export function planBreakpoints(request: NeutralRequest, clientMarkers = 0): Bre
   let history: number | undefined;
   for (let i = request.messages.length - 1; i >= 0; i--) {
     const role = request.messages[i]?.role;
-    if (role === 'user' || role === 'tool') {
+    // An inline system message after the history (Claude Code's environment text) is kept by the
+    // next request like the rest: the marker goes after it, or the next request reads short of it.
+    if (role === 'user' || role === 'tool' || (role === 'system' && i > 0)) {
       history = i;
       break;
     }

@@ -175,12 +175,13 @@ export const PRESETS = {
   // and answers 400 to them; a route to its `gpt56` mode sets `prompt_cache_breakpoints`.
   sim: { ...chat, fromEnv: false, reasoningOut: 'reasoning_content', affinityHeaders: ['x-session-id'], maxTokensField: 'by-model', openaiModels: true },
   // Anthropic caches only when asked, so its models ask for the five-minute cache by default
-  // (docs/decisions.md, Anthropic caches only when asked), as the request's top-level
-  // cache_control, which the API applies to the last cacheable block (SDK MessageCreateParamsBase,
-  // 2026); thinking goes back only as signed blocks; it has no session header.
+  // (docs/decisions.md, Anthropic caches only when asked), as explicit breakpoints on the stable
+  // boundaries: a top-level cache_control marks only the last block, which cannot reach the head a
+  // trim leaves unchanged (docs/decisions/0003); thinking goes back only as signed blocks; it has
+  // no session header.
   anthropic: {
     ...chat, wire: 'anthropic-messages', baseUrl: 'https://api.anthropic.com/v1', apiKeyEnv: 'ANTHROPIC_API_KEY',
-    reasoningOut: 'none', cacheKey: 'off', topLevelCacheControl: true, cacheControl: 'ephemeral', catalogue: 'anthropic',
+    reasoningOut: 'none', cacheKey: 'off', topLevelCacheControl: false, cacheControl: 'ephemeral', catalogue: 'anthropic',
   },
   // Native /api/chat: thinking goes back as messages[].thinking (the dialect's own field; a model's
   // reasoning = "none" keeps it out); no session key (one KV slot per model is the cache); num_ctx

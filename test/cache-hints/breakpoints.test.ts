@@ -15,9 +15,11 @@ describe('planBreakpoints', () => {
     expect(planBreakpoints(req([sys, user, call, result], [tool]))).toEqual({ history: 3, system: true, tools: true, count: 3 });
   });
 
-  it('puts the history mark before a trailing system message (system policy append)', () => {
+  it('puts the history mark after a trailing system message, which the next request keeps (append policy, Claude Code\'s inline environment text)', () => {
     const appended: NeutralMessage = { role: 'system', content: 'new rules' };
-    expect(planBreakpoints(req([sys, user, appended])).history).toBe(1);
+    expect(planBreakpoints(req([sys, user, appended])).history).toBe(2);
+    // The leading system prompt alone is not history.
+    expect(planBreakpoints(req([sys])).history).toBeUndefined();
   });
 
   it('gives the history mark first when the client already holds markers', () => {

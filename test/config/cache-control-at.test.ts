@@ -12,7 +12,7 @@ function load(toml: string) {
 }
 
 describe('cache_control_at', () => {
-  it('chooses explicit breakpoints on an Anthropic route, top-level by default', () => {
+  it('chooses top-level cache_control on an Anthropic route when asked, explicit breakpoints by default', () => {
     const config = load(`
 [providers.an]
 preset = "anthropic"
@@ -22,10 +22,10 @@ api_key_env = ""
 provider = "an"
 model = "claude"
 cache_control = "ephemeral"
-cache_control_at = "breakpoints"
 [models.top]
 provider = "an"
 model = "claude"
+cache_control_at = "top-level"
 `);
     expect(resolveRoute(config, 'bp').topLevelCacheControl).toBe(false);
     expect(resolveRoute(config, 'top').topLevelCacheControl).toBe(true);

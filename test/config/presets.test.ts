@@ -47,8 +47,8 @@ describe('presets', () => {
     expect(PRESETS.anthropic.cacheKey).toBe('off');
   });
 
-  it('takes top-level cache_control only on OpenRouter and Anthropic; Anthropic asks by default', () => {
-    expect(PRESET_NAMES.filter((n) => presetOf(n).topLevelCacheControl).sort()).toEqual(['anthropic', 'openrouter']);
+  it('takes top-level cache_control only on OpenRouter by default (Anthropic places breakpoints); Anthropic asks by default', () => {
+    expect(PRESET_NAMES.filter((n) => presetOf(n).topLevelCacheControl).sort()).toEqual(['openrouter']);
     expect(PRESET_NAMES.filter((n) => presetOf(n).cacheControl !== 'off')).toEqual(['anthropic']);
   });
 

@@ -87,7 +87,7 @@ describe('resolveRoute', () => {
   it('resolves an Anthropic model to the anthropic-messages dialect, asking for the five-minute cache', () => {
     const route = resolveRoute(config, 'opus');
     expect(route.dialect).toMatchObject({ wire: 'anthropic-messages', preset: 'anthropic', provider: 'claude', model: 'claude-opus-5', baseUrl: 'https://api.anthropic.com/v1', reasoningOut: 'none' });
-    expect(route).toMatchObject({ cacheKey: 'off', cacheControl: 'ephemeral', topLevelCacheControl: true });
+    expect(route).toMatchObject({ cacheKey: 'off', cacheControl: 'ephemeral', topLevelCacheControl: false });
     expect(resolveRoute(config, 'claude/claude-opus-5').dialect.wire).toBe('anthropic-messages');
   });
 

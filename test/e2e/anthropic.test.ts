@@ -2,7 +2,7 @@
  * Anthropic Messages through the proxy, with the official `openai` client: a tool session with
  * thinking in which the simulator (which signs each thinking block over its prefix and checks it
  * when it comes back) refuses nothing; the signed blocks go back from the log, unchanged and in
- * order, though the client dropped them; the top-level cache_control makes the second request
+ * order, though the client dropped them; a top-level cache_control (a route that asks for it) makes the second request
  * read the cache and a route without it reads nothing; and after the window elides, the replies
  * made before the elision go back without their blocks (their signature no longer matches the
  * prefix) while later replies keep theirs. A request that ends inside a tool loop whose last reply
@@ -24,6 +24,12 @@ beforeAll(async () => {
 provider = "an"
 model = "claude-sim"
 thinking = "enabled"
+
+[models.claude-top]
+provider = "an"
+model = "claude-sim"
+thinking = "enabled"
+cache_control_at = "top-level"
 
 [models.claude-nocache]
 provider = "an"
@@ -129,7 +135,7 @@ describe('the prompt cache', () => {
     const t = tag('an-cache');
     const fromTap = w.tap.requests.length;
     const fromSim = w.sim.anthropicRequests.length;
-    const answers = await toolSession(w, 'claude', t, { rounds: 4, resultTokens: 100, systemTokens: 1500 });
+    const answers = await toolSession(w, 'claude-top', t, { rounds: 4, resultTokens: 100, systemTokens: 1500 });
     for (const req of wire(w, '/anthropic/', fromTap)) expect(req.body.cache_control).toEqual({ type: 'ephemeral' });
     expect(w.sim.anthropicRequests.slice(fromSim).map((r) => r.cacheMarkers)).toEqual([1, 1, 1, 1]);
 
