@@ -44,7 +44,7 @@ describe('a break, opened from its session', () => {
     // The highlighted text: what the predecessor had there, and the placeholder that replaced it.
     expect(await page.getByTestId('diff-after').textContent()).toMatch(/elided seq=/);
     expect((await page.getByTestId('diff-before').textContent())!.length).toBeGreaterThan(0);
-    expect(await page.getByTestId('diff-after').evaluate((el) => getComputedStyle(el).backgroundColor)).not.toBe('rgba(0, 0, 0, 0)');
+    expect(await page.getByTestId('diff-after').evaluate((el) => el.ownerDocument.defaultView!.getComputedStyle(el).backgroundColor)).not.toBe('rgba(0, 0, 0, 0)');
     // The message it is in is marked among the rebuilt messages, and open.
     const marked = page.getByTestId('diff-message');
     expect(Number(await marked.getAttribute('data-index'))).toBe(diff.index);

@@ -17,6 +17,8 @@ afterAll(async () => {
 
 async function open(id: string): Promise<void> {
   await w.page.goto(`${w.proxy.url}/ui/#/s/${encodeURIComponent(id)}`);
+  // Only the hash changes: the page shows the new id first, then its table once read.
+  await expect.poll(() => w.page.getByTestId('session-id').textContent()).toBe(id);
   await w.page.getByTestId('requests').waitFor();
 }
 
@@ -84,15 +86,14 @@ describe('live', () => {
     await open(w.ids.rewritten);
     const before = await w.page.getByTestId('request-row').count();
     await expect.poll(() => w.page.getByTestId('live').getAttribute('data-open')).toBe('true');
-    await w.page.evaluate(() => { (window as unknown as { marker: number }).marker = 1; });
+    await w.page.evaluate(() => { (globalThis as unknown as { marker: number }).marker = 1; });
     await w.extend();
     await expect.poll(() => w.page.getByTestId('request-row').count(), { timeout: 5000 }).toBe(before + 1);
     expect(await w.page.getByTestId('live-count').textContent()).toBe('1');
-    expect(await w.page.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(1);
+    expect(await w.page.evaluate(() => (globalThis as unknown as { marker?: number }).marker)).toBe(1);
     const stats = statsJson(w, w.ids.rewritten);
     expect(stats.session.requests).toBe(before + 1);
     // The quiet re-read that follows brings the totals to proxy stats' own.
     await expect.poll(() => figure(w.page, 'session-prompt-tokens')).toBe(stats.session.prompt_tokens);
-    await screenshot(w.page, 'session-live');
   });
 });

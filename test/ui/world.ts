@@ -238,22 +238,23 @@ export async function expectAccessible(page: Page): Promise<void> {
  * with a visible focus outline; returns the names reached.
  */
 export async function tabThrough(page: Page, max = 400): Promise<string[]> {
-  // Start where a fresh load starts: before the first element of the document.
-  await page.evaluate(() => {
+  // Start where a fresh load starts: before the first element of the document. (Browser code as
+  // text: the tests are typed without the DOM's library.)
+  await page.evaluate(`{
     document.body.tabIndex = -1;
     document.body.focus();
     document.body.removeAttribute('tabindex');
     window.scrollTo(0, 0);
-  });
+  }`);
   const reached: string[] = [];
   for (let i = 0; i < max; i++) {
     await page.keyboard.press('Tab');
-    const info = await page.evaluate(() => {
-      const el = document.activeElement as HTMLElement | null;
+    const info = await page.evaluate<{ key: string; outlined: boolean } | null>(`(() => {
+      const el = document.activeElement;
       if (el === null || el === document.body) return null;
       const style = getComputedStyle(el);
-      return { key: `${el.tagName}:${el.getAttribute('data-testid') ?? ''}:${(el.textContent ?? '').trim().slice(0, 40)}`, outlined: style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) > 0 };
-    });
+      return { key: el.tagName + ':' + (el.getAttribute('data-testid') ?? '') + ':' + (el.textContent ?? '').trim().slice(0, 40), outlined: style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) > 0 };
+    })()`);
     if (info === null) break;
     if (reached.includes(info.key) && info.key === reached[0]) break;
     expect(info.outlined, `focus visible on ${info.key}`).toBe(true);
