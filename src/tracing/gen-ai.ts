@@ -16,8 +16,8 @@ import type { Usage } from '../core/types.js';
 export const OPERATION = 'chat';
 
 /** What a request asked for, once its route is known. `provider` is the conventions' provider name. */
-export function requestAttributes(provider: string, model: string, route: string, maxTokens: number | undefined): Attributes {
-  const out: Attributes = {
+export function requestAttributes(provider: string, model: string, route: string): Attributes {
+  return {
     [ATTR_GEN_AI_OPERATION_NAME]: OPERATION,
     // gen_ai.system was renamed gen_ai.provider.name; both are set for the backends that read the old one.
     [ATTR_GEN_AI_SYSTEM]: provider,
@@ -25,8 +25,11 @@ export function requestAttributes(provider: string, model: string, route: string
     [ATTR_GEN_AI_REQUEST_MODEL]: model,
     'prefix_proxy.route': route,
   };
-  if (maxTokens !== undefined) out[ATTR_GEN_AI_REQUEST_MAX_TOKENS] = maxTokens;
-  return out;
+}
+
+/** What the request sent upstream carried besides its model: its output limit, when it had one. */
+export function sentAttributes(maxTokens: number | undefined): Attributes {
+  return maxTokens === undefined ? {} : { [ATTR_GEN_AI_REQUEST_MAX_TOKENS]: maxTokens };
 }
 
 /** The usage a reply reported; unknown figures are left out, never written as 0. */

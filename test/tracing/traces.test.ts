@@ -23,12 +23,15 @@ const sent: string[] = [];
 
 beforeAll(async () => {
   receiver = await startReceiver();
-  world = await startWorld({ tap: true, extraToml: `[tracing]\nendpoint = "${receiver.endpoint}"\nservice_name = "pp-test"` });
+  // `capped` sets output_reserve: every request there is capped at 3000, the client's limit too.
+  world = await startWorld({ tap: true, extraToml: `[models.capped]\nprovider = "ds"\nmodel = "deepseek-v4"\noutput_reserve = 3000\n[tracing]\nendpoint = "${receiver.endpoint}"\nservice_name = "pp-test"` });
   agent = new AgentClient(7, TAG, { ...REAL_CLIENT, credentialRate: 0.3, userCredentialRate: 0.3 });
   const driven = await drive(world, 'ds', agent, { requests: REQUESTS });
   expect(driven.failed).toBeUndefined();
   for (const a of driven.answers) if (a.content !== null) sent.push(a.content);
   await ask(world, 'ds', [{ role: 'user', content: `${TAG} a traced question` }], undefined, { headers: { traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01` } });
+  await ask(world, 'capped', [{ role: 'user', content: `${TAG} capped, no limit` }], undefined);
+  await ask(world, 'capped', [{ role: 'user', content: `${TAG} capped, a larger limit` }], undefined, { body: { max_tokens: 90_000 } });
   // Closing the proxy shuts its tracer down, which exports what the batch holds.
   await world.close();
 }, 60_000);
@@ -37,7 +40,9 @@ afterAll(async () => {
   await receiver.close();
 });
 
-const roots = () => receiver.spans.filter((s) => s.kind === 2);
+const allRoots = () => receiver.spans.filter((s) => s.kind === 2);
+/** The agent's and the traced request's: the two on `capped` are for the output-limit check. */
+const roots = () => allRoots().filter((s) => s.attributes['prefix_proxy.route'] !== 'capped');
 const childrenOf = (root: ReceivedSpan) => receiver.spans.filter((s) => s.parentSpanId === root.spanId);
 
 describe('OpenTelemetry traces', () => {
@@ -49,6 +54,7 @@ describe('OpenTelemetry traces', () => {
 
   it('gives each client request one span whose children are its stages', () => {
     expect(roots()).toHaveLength(REQUESTS + 1);
+    expect(allRoots()).toHaveLength(REQUESTS + 3);
     for (const root of roots()) {
       expect(root.name).toBe('chat deepseek-v4');
       const children = childrenOf(root);
@@ -87,6 +93,16 @@ describe('OpenTelemetry traces', () => {
     expect(Math.max(...reuse)).toBeLessThanOrEqual(1);
   });
 
+  it('names the output limit the upstream got, not the client\'s', () => {
+    const capped = allRoots().filter((r) => r.attributes['prefix_proxy.route'] === 'capped');
+    expect(capped.map((r) => r.attributes['gen_ai.request.max_tokens'])).toStrictEqual([3000, 3000]);
+    const sentLimits = (world.tap?.requests ?? []).map((r) => (r.body as { max_tokens?: number }).max_tokens);
+    expect(sentLimits.filter((m) => m === 3000)).toHaveLength(2);
+    // The ds route adds no limit and its client gave none: no attribute, as nothing was sent.
+    const ds = roots().filter((r) => r.attributes['prefix_proxy.route'] === 'ds');
+    expect(ds.every((r) => r.attributes['gen_ai.request.max_tokens'] === undefined)).toBe(sentLimits.filter((m) => m !== 3000).every((m) => m === undefined));
+  });
+
   it('continues the client\'s traceparent and passes the upstream span\'s to the upstream', () => {
     const traced = roots().find((r) => r.traceId === CLIENT_TRACE);
     expect(traced?.parentSpanId).toBe(CLIENT_SPAN);
@@ -95,7 +111,7 @@ describe('OpenTelemetry traces', () => {
     expect(forwarded).toContain(`00-${CLIENT_TRACE}-${upstream.spanId}-01`);
     // Every upstream request carried its own upstream span's context.
     const upstreamSpans = new Set(receiver.spans.filter((s) => s.kind === 3).map((s) => `00-${s.traceId}-${s.spanId}-01`));
-    expect(forwarded.filter((t) => typeof t === 'string' && upstreamSpans.has(t))).toHaveLength(REQUESTS + 1);
+    expect(forwarded.filter((t) => typeof t === 'string' && upstreamSpans.has(t))).toHaveLength(REQUESTS + 3);
   });
 
   it('puts no prompt, reply or credential in any attribute', () => {

@@ -38,7 +38,7 @@ export function build(call: Call) {
   if (built.trimmed) deps.metrics.windowTrims.inc(a.labels);
   Object.assign(encoded.headers, a.forwarded);
   if (a.apiKey !== undefined) Object.assign(encoded.headers, a.dialect.authHeaders(a.apiKey));
-  return { encoded, digest: built.digest, cause, estTokens: built.estTokens, trimmed: built.trimmed };
+  return { encoded, digest: built.digest, cause, estTokens: built.estTokens, trimmed: built.trimmed, maxTokens: built.request.params.max_tokens };
 }
 
 /** Why this request's prefix differs from the session's previous request (docs/architecture.md 8). */

@@ -11,7 +11,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { presetOf } from '../../config/presets.js';
 import { ProxyError } from '../../core/errors.js';
 import type { InboundDialect } from '../../dialects/types.js';
-import { OPERATION, requestAttributes } from '../../tracing/gen-ai.js';
+import { OPERATION, requestAttributes, sentAttributes } from '../../tracing/gen-ai.js';
 import { NO_TRACE, type RequestTrace } from '../../tracing/request-trace.js';
 import type { AppDeps } from '../app.js';
 import { summaryOf } from '../request-log.js';
@@ -48,7 +48,7 @@ async function handle(inbound: InboundDialect, req: FastifyRequest, reply: Fasti
   const a = admit(inbound, req, deps);
   routeLabels.set(req, a.labels);
   trace.name(`${OPERATION} ${a.route.dialect.model}`);
-  trace.set(requestAttributes(presetOf(a.route.preset).genAi ?? a.route.preset, a.route.dialect.model, a.route.name, a.client.params.max_tokens));
+  trace.set(requestAttributes(presetOf(a.route.preset).genAi ?? a.route.preset, a.route.dialect.model, a.route.name));
   if (a.client.continues !== undefined) await continueFrom(a, deps);
   const summary = summaryOf(req);
   Object.assign(summary, { route: a.route.name, provider: a.route.provider, stream: a.client.stream });
@@ -80,6 +80,8 @@ async function handle(inbound: InboundDialect, req: FastifyRequest, reply: Fasti
     if (turn.plan.kind === 'answered') return answerFromLog(call, reply, turn.plan.reply, turn.plan.req);
     const stage = trace.stage('window.build');
     const built = build(call);
+    // The limit the upstream got (the route's cap, or the client's own), as gen_ai.request.model is the model it got.
+    trace.set(sentAttributes(built.maxTokens));
     stage.set({ 'prefix_proxy.break_cause': built.cause, 'prefix_proxy.window.est_tokens': built.estTokens, 'prefix_proxy.window.trimmed': built.trimmed });
     stage.end();
     deadlineTimer = setTimeout(() => {
