@@ -102,8 +102,7 @@ keys = [
 
 /**
  * Log the browser in: the login form's POST, made through the context's request API so that the
- * cookie lands in the browser. (Chromium posts the form itself with `Origin: null`, because the
- * page is served with `Referrer-Policy: no-referrer`, and the origin guard refuses that.)
+ * cookie lands in the browser (test/ui/access.test.ts submits the form itself too).
  */
 export async function logIn(context: BrowserContext, base: string, key: string): Promise<number> {
   const answer = await context.request.post(`${base}/ui/login`, { form: { key }, maxRedirects: 0 });
