@@ -27,6 +27,7 @@ export const ERRORS = {
   origin_refused: { status: 403, type: 'invalid_request_error', message: 'Requests from the web page {origin} are refused: add it to allowed_origins to let a browser call the proxy.' },
   host_refused: { status: 403, type: 'invalid_request_error', message: 'The Host {host} is not this proxy\'s: add it to allowed_hosts if the proxy is reached under that name.' },
   body_too_large: { status: 413, type: 'invalid_request_error', message: 'The request body is larger than the limit of {limit} bytes.' },
+  headers_too_large: { status: 431, type: 'invalid_request_error', message: 'The request headers are larger than the limit of {limit} bytes.' },
   json_too_deep: { status: 400, type: 'invalid_request_error', message: '{param} nests deeper than {limit} levels, the most the proxy reads.' },
   unauthorized: { status: 401, type: 'authentication_error', message: '{detail}' },
   // The inspector (src/inspector): a known key that is not an admin's, and a seq that is no request.

@@ -28,6 +28,7 @@ import { WireMemo } from './wire-memo.js';
 import { BodyListMemo } from './list-memo.js';
 import { BodyMemo } from './body-memo.js';
 import type { Upstreams } from './upstream.js';
+import { clientErrorHandler } from './header-overflow.js';
 import type { Tracing } from '../tracing/tracing.js';
 
 /** The inbound wire of each conversation endpoint, so that its errors are answered in that wire's shape. */
@@ -85,9 +86,10 @@ export function buildApp(given: AppDeps): FastifyInstance {
     limits: given.limits ?? new ClientLimits(given.config.auth.keys, [], { now: () => given.now().getTime(), metrics: given.metrics }),
   };
   // fastify's own two lines per request are off: the pipeline writes one with what it knows.
+  const clientError = clientErrorHandler((path) => errorWireOf.get(path));
   const app = deps.logger === undefined
-    ? Fastify({ logger: false, bodyLimit: deps.config.bodyLimit })
-    : Fastify({ loggerInstance: deps.logger, logController: new LogController({ disableRequestLogging: true }), bodyLimit: deps.config.bodyLimit });
+    ? Fastify({ logger: false, bodyLimit: deps.config.bodyLimit, clientErrorHandler: clientError })
+    : Fastify({ loggerInstance: deps.logger, logController: new LogController({ disableRequestLogging: true }), bodyLimit: deps.config.bodyLimit, clientErrorHandler: clientError });
 
   // Parse JSON ourselves: one parse, and an OpenAI-shaped 400 naming what was wrong. Only JSON:
   // any other type is a 415 (src/proxy/request-guard.ts says why).
