@@ -21,7 +21,7 @@ const CLAUDE = join(process.cwd(), 'node_modules', '@anthropic-ai', 'claude-code
 let w: WiresWorld;
 beforeAll(async () => {
   w = await startWiresWorld({
-    models: (tap) => `
+    models: `
 [models.claude-opus-5-5]
 provider = "an"
 model = "claude-sim"
@@ -30,18 +30,8 @@ model = "claude-sim"
 provider = "oa"
 model = "sim-model"
 
-[providers.op]
-preset = "openai"
-base_url = "${tap}/gpt56/v1"
-api_key_env = ""
-
-[providers.rs56]
-preset = "openai-responses"
-base_url = "${tap}/gpt56/v1"
-api_key_env = ""
-
 [models.cc-gpt-chat]
-provider = "op"
+provider = "op56"
 model = "gpt-5.6"
 
 [models.cc-gpt-responses]

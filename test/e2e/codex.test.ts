@@ -24,7 +24,7 @@ let front: Tap;
 let scratch: string;
 beforeAll(async () => {
   w = await startWiresWorld({
-    models: (tap) => `
+    models: `
 [models.codex-rs]
 provider = "rs"
 model = "gpt-sim"
@@ -37,22 +37,12 @@ model = "deepseek-v4"
 provider = "an"
 model = "claude-sim"
 
-[providers.op]
-preset = "openai"
-base_url = "${tap}/gpt56/v1"
-api_key_env = ""
-
-[providers.rs56]
-preset = "openai-responses"
-base_url = "${tap}/gpt56/v1"
-api_key_env = ""
-
 [models.codex-gpt-responses]
 provider = "rs56"
 model = "gpt-5.6"
 
 [models.codex-gpt-chat]
-provider = "op"
+provider = "op56"
 model = "gpt-5.6"
 `,
   });

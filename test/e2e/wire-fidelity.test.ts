@@ -14,21 +14,6 @@ let w: WiresWorld;
 beforeAll(async () => {
   w = await startWiresWorld({
     models: (tap) => `
-[providers.op]
-preset = "openai"
-base_url = "${tap}/openai/v1"
-api_key_env = ""
-
-[providers.op56]
-preset = "openai"
-base_url = "${tap}/gpt56/v1"
-api_key_env = ""
-
-[providers.rs56]
-preset = "openai-responses"
-base_url = "${tap}/gpt56/v1"
-api_key_env = ""
-
 [providers.capped]
 preset = "openai"
 base_url = "${tap}/openai/v1"

@@ -8,6 +8,9 @@
  *   `rs`: openai-responses -> `/v1/responses`
  *   `ds`: deepseek preset  -> `/deepseek/v1/chat/completions`
  *   `oa`: generic preset   -> `/openai/v1/chat/completions`
+ *   `op`: openai preset    -> `/openai/v1/chat/completions` (OpenAI before GPT-5.6)
+ *   `op56`: openai preset  -> `/gpt56/v1/chat/completions` (GPT-5.6 and later)
+ *   `rs56`: openai-responses -> `/gpt56/v1/responses`
  *
  * The config is written after the tap has its address, which `startWorld` (harness.ts) cannot do.
  * The world has the harness's `World` shape, so `readSessions`, `replayAll` and friends take it.
@@ -67,6 +70,21 @@ api_key_env = ""
 [providers.oa]
 preset = "generic"
 base_url = "${tap.origin}/openai/v1"
+
+[providers.op]
+preset = "openai"
+base_url = "${tap.origin}/openai/v1"
+api_key_env = ""
+
+[providers.op56]
+preset = "openai"
+base_url = "${tap.origin}/gpt56/v1"
+api_key_env = ""
+
+[providers.rs56]
+preset = "openai-responses"
+base_url = "${tap.origin}/gpt56/v1"
+api_key_env = ""
 ${typeof opts.models === 'function' ? opts.models(tap.origin) : opts.models}
 `;
   return openWorld(dir, sim, tap, toml);
