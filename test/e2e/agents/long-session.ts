@@ -16,7 +16,7 @@
  * trims (new elisions) come from the session log, as the issue asks.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { closeSync, existsSync, openSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,7 +57,7 @@ export interface AgentSpec {
   /** The directive that makes the agent read `file` (an absolute path in the workspace). */
   readCall(file: string, ws: string): string;
   /** Spawns the agent on `prompt` in `ws`, pointed at `base` (the front tap's origin). */
-  command(o: { prompt: string; ws: string; home: string; base: string; scratch: string }): Promise<{ args: string[]; env: Record<string, string>; outFile?: string }>;
+  command(o: { prompt: string; ws: string; home: string; base: string; scratch: string; steps: number; settings?: Record<string, unknown> }): Promise<{ args: string[]; env: Record<string, string>; outFile?: string }>;
 }
 
 /**
@@ -95,9 +95,9 @@ provider = "an"
 model = "claude-sim"
 ${windowToml(16_000)}`,
     readCall: (file) => call('Read', { file_path: file }),
-    async command({ prompt, home, base }) {
+    async command({ prompt, home, base, steps }) {
       return {
-        args: ['-p', prompt, '--output-format', 'json', '--model', 'cc-long', '--allowedTools', 'Read', 'Bash', '--max-turns', String(STEPS + 8), '--dangerously-skip-permissions'],
+        args: ['-p', prompt, '--output-format', 'json', '--model', 'cc-long', '--allowedTools', 'Read', 'Bash', '--max-turns', String(steps + 8), '--dangerously-skip-permissions'],
         env: {
           ...offlineBase, HOME: home, ANTHROPIC_BASE_URL: base, ANTHROPIC_API_KEY: 'sk-ant-proxy-test',
           CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_TELEMETRY: '1', DISABLE_AUTOUPDATER: '1',
@@ -164,15 +164,16 @@ provider = "oa"
 model = "sim-model"
 ${windowToml(25_500)}`,
     readCall: (file) => call('read_file', { file_path: file }),
-    async command({ prompt, home, base }) {
+    async command({ prompt, home, base, steps, settings }) {
       await mkdir(join(home, '.qwen'), { recursive: true });
       await writeFile(join(home, '.qwen', 'settings.json'), JSON.stringify({
         privacy: { usageStatisticsEnabled: false },
         telemetry: { enabled: false },
         general: { disableAutoUpdate: true, disableUpdateNag: true, enableAutoUpdate: false },
+        ...settings,
       }));
       return {
-        args: ['--yolo', '--auth-type', 'openai', '--output-format', 'json', '--max-session-turns', String(STEPS + 8), prompt],
+        args: ['--yolo', '--auth-type', 'openai', '--output-format', 'json', '--max-session-turns', String(steps + 8), prompt],
         env: { ...offlineBase, HOME: home, OPENAI_BASE_URL: `${base}/v1`, OPENAI_API_KEY: 'sk-local', OPENAI_MODEL: 'qwen-long', QWEN_CODE_NO_RELAUNCH: '1' },
       };
     },
@@ -269,23 +270,27 @@ export interface AgentRun {
   ms: number;
 }
 
-export function runAgent(spec: AgentSpec, args: string[], env: Record<string, string>, cwd: string, timeoutMs: number, outFile?: string): Promise<AgentRun> {
+/**
+ * Runs the agent with its stdout in a file: qwen-code exits before a pipe has taken a long JSON
+ * transcript (it was cut at 256 KB), while writes to a file are synchronous.
+ */
+export async function runAgent(spec: AgentSpec, args: string[], env: Record<string, string>, cwd: string, timeoutMs: number, stdoutFile: string, outFile?: string): Promise<AgentRun> {
   const t0 = Date.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(spec.binary, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
+  const fd = openSync(stdoutFile, 'w');
+  const ended = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve, reject) => {
+    const child = spawn(spec.binary, args, { cwd, env, stdio: ['ignore', fd, 'pipe'] });
     let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      const finish = (out: string): void => resolve({ code, signal, stdout, stderr, out, ms: Date.now() - t0 });
-      if (outFile === undefined) finish('');
-      else void readFile(outFile, 'utf8').catch(() => '').then(finish);
+      resolve({ code, signal, stderr });
     });
-  });
+  }).finally(() => closeSync(fd));
+  const stdout = await readFile(stdoutFile, 'utf8');
+  const out = outFile === undefined ? '' : await readFile(outFile, 'utf8').catch(() => '');
+  return { ...ended, stdout, out, ms: Date.now() - t0 };
 }
 
 /** A request as the simulator renders it, with its head: tools, system and the first user message. */
@@ -379,8 +384,13 @@ export interface Figures {
   /** Bytes of the main session's log, and of all logs. */
   logBytes: number;
   allLogBytes: number;
-  /** Log lines by type in the main session (client.rewrite among them). */
+  /** client.rewrite lines in the main session. */
   rewrites: number;
+  /** Agent requests (index among those with tools) that hold a cleared tool result of the agent's own, and the first. */
+  clientCleared: number;
+  firstCleared: number;
+  /** Upstream requests that still show such a cleared result (the proxy passed the clearing on). */
+  upstreamCleared: number;
   seconds: number;
 }
 
@@ -431,15 +441,16 @@ export async function startLongWorld(spec: AgentSpec, extraToml = ''): Promise<L
 }
 
 /** Runs the agent's long session and measures it. */
-export async function longSession(lw: LongWorld, spec: AgentSpec, o: { steps?: number; timeoutMs?: number } = {}): Promise<LongRun> {
+export async function longSession(lw: LongWorld, spec: AgentSpec, o: { steps?: number; timeoutMs?: number; settings?: Record<string, unknown> } = {}): Promise<LongRun> {
   const { world, front, scratch } = lw;
   const tagText = `long-${spec.kind}-${process.pid}`;
   const ws = join(scratch, 'ws');
   const home = join(scratch, 'home');
   await Promise.all([mkdir(ws, { recursive: true }), mkdir(home, { recursive: true })]);
-  const { prompt, done, marks } = await writeSteps(spec, ws, tagText, o.steps ?? STEPS);
-  const { args, env, outFile } = await spec.command({ prompt, ws, home, base: front.origin, scratch });
-  const run = await runAgent(spec, args, env, ws, o.timeoutMs ?? 240_000, outFile);
+  const stepCount = o.steps ?? STEPS;
+  const { prompt, done, marks } = await writeSteps(spec, ws, tagText, stepCount);
+  const { args, env, outFile } = await spec.command({ prompt, ws, home, base: front.origin, scratch, steps: stepCount, ...(o.settings === undefined ? {} : { settings: o.settings }) });
+  const run = await runAgent(spec, args, env, ws, o.timeoutMs ?? 240_000, join(scratch, 'stdout.txt'), outFile);
 
   const allUpstream = world.tap.requests.filter((r) => r.path.startsWith(spec.upstreamPath));
   const upstream = allUpstream.filter((r) => Array.isArray(r.body?.tools) && r.body.tools.length > 0);
@@ -465,6 +476,8 @@ export async function longSession(lw: LongWorld, spec: AgentSpec, o: { steps?: n
   const ideal = steps.slice(1).reduce((n, s) => n + s.ideal, 0);
   const got = read.slice(1).reduce((n, x) => n + x, 0);
   const short = steps.map((s, i) => (i > 0 && s.ideal > 0 && read[i]! < s.ideal * 0.9 ? `#${i} ${read[i]}/${s.ideal}` : '')).filter((x) => x !== '');
+  // What an agent puts in place of an old tool result it clears itself (qwen-code, Claude Code).
+  const cleared = front.requests.filter((x) => Array.isArray(x.body?.tools) && x.body.tools.length > 0).map((x) => JSON.stringify(x.body).includes('Old tool result content cleared'));
   const renderMismatch = usage.filter((u, i) => u !== undefined && u.prompt !== Math.ceil(rendered[i]!.bytes.length / TOKEN_BYTES)).length;
   const figures: Figures = {
     agent: spec.kind,
@@ -482,6 +495,9 @@ export async function longSession(lw: LongWorld, spec: AgentSpec, o: { steps?: n
     logBytes: main?.bytes ?? 0,
     allLogBytes: files.reduce((n, f) => n + f.bytes, 0),
     rewrites: events.filter((e) => e.type === 'client.rewrite').length,
+    clientCleared: cleared.filter((c) => c).length,
+    firstCleared: cleared.indexOf(true),
+    upstreamCleared: upstream.filter((x) => JSON.stringify(x.body).includes('Old tool result content cleared')).length,
     seconds: Math.round(run.ms / 100) / 10,
   };
   const bodies = upstream.map((x) => JSON.stringify(x.body));
@@ -543,6 +559,7 @@ export function figureLine(f: Figures): string {
   return `${f.agent}: ${f.requests} requests (${f.allRequests} upstream), ${f.refused} refused, trims at ${JSON.stringify(f.trims)}, `
     + `breaks ${JSON.stringify(f.breaks.map((b) => `${b.at}:${b.cause}`))}, head read at trims ${head}, `
     + `efficiency ${f.efficiency.toFixed(4)} (${f.read}/${f.ideal}), log ${f.logBytes} B (all ${f.allLogBytes} B), rewrites ${f.rewrites}, `
+    + `agent-cleared requests ${f.clientCleared} (first ${f.firstCleared}; upstream ${f.upstreamCleared}), `
     + `render mismatches ${f.renderMismatch}, ${f.seconds} s`;
 }
 
@@ -558,6 +575,12 @@ export interface SuiteOptions {
   known?: Partial<Record<Check, string>>;
   /** Extra TOML for the world's config. */
   extraToml?: string;
+  /** Tool steps (default STEPS). */
+  steps?: number;
+  /** Merged into the agent's own settings file (qwen-code's ~/.qwen/settings.json). */
+  settings?: Record<string, unknown>;
+  /** Names this run in the describe title, when a file holds more than one. */
+  label?: string;
 }
 
 /** The whole suite for one agent: one long session in beforeAll, then one test per check. */
@@ -566,12 +589,13 @@ export function longSessionSuite(kind: AgentKind, opts: SuiteOptions = {}): void
   const test = (check: Check): typeof it => (opts.known?.[check] === undefined ? it : (it.fails as unknown as typeof it));
   let lw: LongWorld | undefined;
   let r: LongRun;
+  const steps = opts.steps ?? STEPS;
 
-  describe(`${kind}, headless through the proxy: ${STEPS} tool steps of ~6 KB on a route that trims`, () => {
+  describe(`${kind}${opts.label === undefined ? '' : ` (${opts.label})`}, headless through the proxy: ${steps} tool steps of ~6 KB on a route that trims`, () => {
     beforeAll(async () => {
       expect(binaryInstalled(spec), spec.binary).toBe(true);
       lw = await startLongWorld(spec, opts.extraToml);
-      r = await longSession(lw, spec);
+      r = await longSession(lw, spec, { steps, ...(opts.settings === undefined ? {} : { settings: opts.settings }) });
       console.log(`[long-session] ${figureLine(r.figures)}`);
     }, 300_000);
     afterAll(async () => {
@@ -580,13 +604,13 @@ export function longSessionSuite(kind: AgentKind, opts: SuiteOptions = {}): void
 
     const why = (c: Check): string => (opts.known?.[c] === undefined ? '' : ` (known failure: ${opts.known[c]})`);
 
-    test('completes')(`completes: exit 0, the last step's answer, ${STEPS} tool calls, each file whole upstream${why('completes')}`, () => {
+    test('completes')(`completes: exit 0, the last step's answer, ${steps} tool calls, each file whole upstream${why('completes')}`, () => {
       const diag = `${r.run.signal ?? ''} ${r.run.stderr.slice(-1500)}\n${r.run.stdout.slice(-1500)}`;
       expect(r.run.code, diag).toBe(0);
       expect(finished(r), diag).toBe(true);
       const calls = r.events.flatMap((e) => (e.type === 'llm.resp' ? e.reply.tool_calls ?? [] : []));
-      expect(calls.length).toBeGreaterThanOrEqual(STEPS);
-      expect(r.upstream.length).toBeGreaterThanOrEqual(STEPS + 1);
+      expect(calls.length).toBeGreaterThanOrEqual(steps);
+      expect(r.upstream.length).toBeGreaterThanOrEqual(steps + 1);
       // Every step file went upstream to its last line: nothing cut it short.
       expect(r.unseen).toEqual([]);
       // The proxy logged one llm.req per upstream request of the conversation.
