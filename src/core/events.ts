@@ -8,13 +8,15 @@ import type { NeutralMessage, NeutralReply, Origin, RequestParams, ToolSpec } fr
  * Every window version this build can rebuild; a log replays under the one it recorded.
  * window-v2 renders a run of adjacent elided replies as one placeholder (docs/decisions.md,
  * Placeholders that do not pile up); window-v3 adds folds and per-tool caps (docs/decisions.md,
- * Folds and per-tool caps).
+ * Folds and per-tool caps); window-v4 takes the results a client cleared itself (`client.msg`
+ * `cleared`) as elisions it made, and a fold's stand-in leaves with its successor
+ * (docs/decisions/0002-client-clearing.md).
  */
-export const WINDOW_VERSIONS = ['window-v1', 'window-v2', 'window-v3'] as const;
+export const WINDOW_VERSIONS = ['window-v1', 'window-v2', 'window-v3', 'window-v4'] as const;
 export type WindowVersion = (typeof WINDOW_VERSIONS)[number];
 
 /** The version a new session records; a session keeps the version it started with. */
-export const NEW_SESSION_WINDOW_VERSION: WindowVersion = 'window-v3';
+export const NEW_SESSION_WINDOW_VERSION: WindowVersion = 'window-v4';
 
 /** `[window] tool_caps`: results of the tools whose whole name matches `tools` (a regular expression) are cut at this cap. */
 export interface ToolCap {
@@ -26,6 +28,16 @@ export interface ToolCap {
 export interface Fold {
   seq: number;
   by: number;
+}
+
+/**
+ * Tool results the client cleared itself (window-v4): it now sends them with their content replaced
+ * by `text`, a marker the agent uses (`[Old tool result content cleared]`). The window keeps sending
+ * the log's copies until its next trim, which elides them first.
+ */
+export interface Cleared {
+  text: string;
+  seqs: number[];
 }
 
 /** Everything the window needs besides the events; recorded at session start and resume. */
@@ -127,8 +139,10 @@ export type EventBody =
    * `head: true` marks the session's leading system prompt (see the `system` policy).
    * `elided_as`: the message repeats an entry a rewrite took out of the window, which was elided
    * there; it comes back elided (docs/decisions.md, Matching in the log's own terms).
+   * `cleared` (window-v4): on the first message a request adds, the earlier tool results that
+   * request sent cleared by the client, and nothing else re-appended (docs/decisions/0002-client-clearing.md).
    */
-  | { type: 'client.msg'; msg: NeutralMessage; head?: true; elided_as?: number }
+  | { type: 'client.msg'; msg: NeutralMessage; head?: true; elided_as?: number; cleared?: Cleared[] }
   | { type: 'catalog'; tools: ToolSpec[] }
   | {
       type: 'llm.req';

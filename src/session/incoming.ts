@@ -9,6 +9,7 @@
  */
 import type { ContentPart, NeutralMessage } from '../core/types.js';
 import { redactDeep } from '../log/redact.js';
+import { clearedAs } from './clearing.js';
 import { messageKey, replyFingerprint } from './fingerprint.js';
 
 /**
@@ -146,22 +147,50 @@ function sameContent(a: string | readonly ContentPart[], b: string | readonly Co
  * How far a request's messages were already found to be a view's. A request is compared with its
  * session by the locator and again by the plan once its turn comes; the second pass starts where
  * the first stopped while the entries it compared are still the view's. A view loses entries only
- * by truncation and gains them as new objects, so the last entry compared, still in its place,
- * vouches for every one before it.
+ * by truncation and gains them as new objects (a clearing, which changes entries in place, makes
+ * it a new array), so the last entry compared, still in its place, vouches for every one before it.
  */
-const verified = new WeakMap<readonly object[], { view: readonly Comparable[]; upTo: number; last: Comparable }>();
+const verified = new WeakMap<readonly object[], Verified>();
+
+interface Verified {
+  view: readonly Comparable[];
+  upTo: number;
+  last: Comparable;
+  cleared: readonly ClearedAt[];
+}
+
+/** A view entry the request sent cleared by the client (clearing.ts): its index and the marker. */
+export interface ClearedAt {
+  index: number;
+  text: string;
+}
 
 /** How many leading messages of the request are the view's. */
 export function matchLength(view: readonly Comparable[], incoming: readonly { msg?: NeutralMessage; key: string }[]): number {
-  const common = Math.min(view.length, incoming.length);
-  let k = knownPrefix(view, incoming);
-  while (k < common && sameMessage(view[k]!, incoming[k]!)) k++;
-  if (k > 0) verified.set(incoming, { view, upTo: k, last: view[k - 1]! });
-  return k;
+  return matchView(view, incoming).length;
 }
 
-function knownPrefix(view: readonly Comparable[], incoming: readonly object[]): number {
+/**
+ * How many leading messages of the request are the view's, a tool result the client cleared
+ * counting as its entry; and which entries among them it sent cleared.
+ */
+export function matchView(view: readonly Comparable[], incoming: readonly { msg?: NeutralMessage; key: string }[]): { length: number; cleared: readonly ClearedAt[] } {
+  const common = Math.min(view.length, incoming.length);
+  const known = knownPrefix(view, incoming);
+  let k = known?.upTo ?? 0;
+  const cleared = [...(known?.cleared ?? [])];
+  for (; k < common; k++) {
+    if (sameMessage(view[k]!, incoming[k]!)) continue;
+    const text = clearedAs(view[k]!.msg, incoming[k]!.msg);
+    if (text === undefined) break;
+    cleared.push({ index: k, text });
+  }
+  if (k > 0) verified.set(incoming, { view, upTo: k, last: view[k - 1]!, cleared });
+  return { length: k, cleared };
+}
+
+function knownPrefix(view: readonly Comparable[], incoming: readonly object[]): Verified | undefined {
   const known = verified.get(incoming);
-  if (known === undefined || known.view !== view || view[known.upTo - 1] !== known.last) return 0;
-  return known.upTo;
+  if (known === undefined || known.view !== view || view[known.upTo - 1] !== known.last) return undefined;
+  return known;
 }

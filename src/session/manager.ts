@@ -7,7 +7,7 @@
 import type { EventBody, LogEvent, Recipe } from '../core/events.js';
 import type { NeutralMessage, ToolSpec } from '../core/types.js';
 import type { SessionWriter, Store } from '../store/types.js';
-import { windowInputOf, type StartPoint } from '../window/index.js';
+import { rulesOf, windowInputOf, type StartPoint } from '../window/index.js';
 import { mergeCatalog, restoreReply } from './additions.js';
 import { Heads } from './heads.js';
 import { IncomingMessage } from './incoming.js';
@@ -15,7 +15,8 @@ import { LiveSession } from './live-session.js';
 import { LiveSet } from './live-set.js';
 import { chainHashes } from './fingerprint.js';
 import { Locator, type Lookup, type StoredEntry } from './locator.js';
-import { planRequest, type Plan } from './plan.js';
+import { planRequest, type ClearedEntry, type Plan } from './plan.js';
+import { clearedGroups } from './clearing.js';
 import { isRetryOf } from './retry.js';
 import { entryOf, SessionFiles, type Damaged } from './session-files.js';
 import { Turn } from './turn.js';
@@ -176,7 +177,7 @@ export class SessionManager {
           leaving = this.#elidedLeaving(session, plan.from);
           turn.append({ type: 'client.rewrite', from_seq: plan.fromSeq, reason: 'the client history diverged from the log' });
         }
-        this.#appendConversation(turn, req, plan.from, leaving, canon);
+        this.#appendConversation(turn, req, plan.from, { leaving, canon, cleared: plan.kind === 'absorb' ? undefined : plan.cleared });
       });
       return turn;
     } finally {
@@ -260,7 +261,7 @@ export class SessionManager {
         // append. Were the fold to disagree, the request's own history wins (explicit: no fork).
         const plan = planRequest(session.view.entries, canon, { explicit: true, clientDrops: 'follow' });
         if (plan.kind === 'rewrite') turn.append({ type: 'client.rewrite', from_seq: plan.fromSeq, reason: 'fork' });
-        this.#appendConversation(turn, req, plan.from);
+        this.#appendConversation(turn, req, plan.from, { cleared: plan.kind === 'append' || plan.kind === 'rewrite' ? plan.cleared : undefined });
       }
     });
     if (req.explicitId !== undefined) this.#locator.name(req.explicitId, id);
@@ -299,9 +300,16 @@ export class SessionManager {
     return out;
   }
 
-  /** Write what the request adds: a changed system prompt or catalog, then its new messages. */
-  #appendConversation(turn: Turn, req: Resolved, from: number, elided?: Map<string, number>, canon?: readonly IncomingMessage[]): void {
+  /**
+   * Write what the request adds: a changed system prompt or catalog, then its new messages, the
+   * first of them naming the entries the client cleared (clearing.ts) where the window takes that.
+   * `leaving`: the elided entries a rewrite takes out, by key (`canon` holds the request's keys).
+   */
+  #appendConversation(turn: Turn, req: Resolved, from: number, opts: { leaving?: Map<string, number> | undefined; canon?: readonly IncomingMessage[]; cleared?: readonly ClearedEntry[] | undefined } = {}): void {
+    const { leaving: elided, canon } = opts;
     const session = turn.session;
+    const recipe = session.window.recipe;
+    let cleared = opts.cleared !== undefined && opts.cleared.length > 0 && recipe !== undefined && rulesOf(recipe.version).clientClears ? clearedGroups(opts.cleared) : undefined;
     if (req.system !== undefined && req.system !== session.view.system) {
       turn.append({ type: 'client.msg', msg: { role: 'system', content: req.system }, head: true });
     }
@@ -310,7 +318,8 @@ export class SessionManager {
     }
     for (let i = from; i < req.messages.length; i++) {
       const was = elided === undefined || canon === undefined ? undefined : elided.get(canon[i]!.key);
-      turn.append({ type: 'client.msg', msg: restoreReply(session.view, req.messages[i]!), ...(was === undefined ? {} : { elided_as: was }) });
+      turn.append({ type: 'client.msg', msg: restoreReply(session.view, req.messages[i]!), ...(was === undefined ? {} : { elided_as: was }), ...(cleared === undefined ? {} : { cleared }) });
+      cleared = undefined;
     }
     // Index now, not at release: a concurrent request extending the same prefix must find this
     // session (and fork from it) rather than start a session of its own.

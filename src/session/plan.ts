@@ -4,17 +4,20 @@
  * session was named explicitly and what is in flight.
  */
 import { replyFingerprint } from './fingerprint.js';
-import { matchLength } from './incoming.js';
+import { matchView } from './incoming.js';
 import type { NeutralMessage } from '../core/types.js';
 import type { ViewEntry } from './view.js';
 
 export type Plan =
-  /** The request extends the view: `incoming[from..]` are new. */
-  | { kind: 'append'; from: number }
+  /**
+   * The request extends the view: `incoming[from..]` are new. `cleared`: the entries it sent as
+   * tool results the client cleared (clearing.ts), by seq, with the marker in their place.
+   */
+  | { kind: 'append'; from: number; cleared?: readonly ClearedEntry[] }
   /** The client dropped its oldest messages (client_drops = absorb): append `incoming[from..]`. */
   | { kind: 'absorb'; from: number; dropped: number }
   /** The history diverged at view entry `seq`: entries from it leave; `incoming[from..]` are new. */
-  | { kind: 'rewrite'; fromSeq: number; from: number }
+  | { kind: 'rewrite'; fromSeq: number; from: number; cleared?: readonly ClearedEntry[] }
   /** Another conversation shares the prefix: a new session from the parent's events before `atSeq`. */
   | { kind: 'fork'; atSeq: number; from: number };
 
@@ -33,13 +36,22 @@ export interface PlanMessage {
   readonly msg?: NeutralMessage;
 }
 
+/** A view entry the request sent cleared by the client, and the marker that stands in its place. */
+export interface ClearedEntry {
+  seq: number;
+  text: string;
+}
+
 export function planRequest(view: readonly ViewEntry[], incoming: readonly PlanMessage[], ctx: PlanContext): Plan {
-  const k = matchLength(view, incoming);
+  const match = matchView(view, incoming);
+  const k = match.length;
+  // Present only when the client cleared something.
+  const cleared = match.cleared.length === 0 ? {} : { cleared: match.cleared.map((c) => ({ seq: view[c.index]!.seq, text: c.text })) };
   if (k === view.length) {
     // Exactly the conversation a request still running sent: a twin running beside it (parallel
     // sub-agents that open alike), not a turn to queue behind it. It forks after the last entry.
     if (ctx.inFlightFrom !== undefined && incoming.length === k && k > 0) return { kind: 'fork', atSeq: view[k - 1]!.seq + 1, from: k };
-    return { kind: 'append', from: k };
+    return { kind: 'append', from: k, ...cleared };
   }
 
   const divergedAt = view[k]!.seq;
@@ -51,7 +63,7 @@ export function planRequest(view: readonly ViewEntry[], incoming: readonly PlanM
   }
 
   if (!ctx.explicit && !holdsLatestReply(view, incoming)) return { kind: 'fork', atSeq: divergedAt, from: k };
-  return { kind: 'rewrite', fromSeq: divergedAt, from: k };
+  return { kind: 'rewrite', fromSeq: divergedAt, from: k, ...cleared };
 }
 
 /**

@@ -3,7 +3,7 @@
  * messages and the content and tool calls of every reply the proxy gave it. Folded from log
  * events, so a restarted proxy rebuilds it from the log. Pure.
  */
-import type { LogEvent } from '../core/events.js';
+import type { Cleared, LogEvent } from '../core/events.js';
 import type { AssistantMessage, NeutralMessage, ToolSpec } from '../core/types.js';
 import { messageKey, chainHashes, chainStart, replyFingerprint } from './fingerprint.js';
 
@@ -20,7 +20,8 @@ export interface ViewEntry {
 }
 
 export class ClientView {
-  readonly entries: ViewEntry[] = [];
+  /** A new array when an entry changes in place (a clearing), so a match made against the old one is not reused (incoming.ts). */
+  entries: ViewEntry[] = [];
   system: string | undefined;
   tools: ToolSpec[] = [];
   /**
@@ -38,6 +39,7 @@ export class ClientView {
           this.system = event.msg.role === 'system' ? event.msg.content : this.system;
           this.#invalidate();
         } else {
+          if (event.cleared !== undefined) this.#clear(event.cleared);
           this.#push(event.seq, event.msg);
         }
         return;
@@ -99,6 +101,37 @@ export class ClientView {
     for (let i = this.entries.length - 1; i >= 0; i--) {
       const fp = replyFingerprint(this.entries[i]!.msg);
       if (fp !== undefined) return fp;
+    }
+    return undefined;
+  }
+
+  /** Tool results the client cleared: it holds them as the marker now (docs/decisions/0002-client-clearing.md). */
+  #clear(cleared: readonly Cleared[]): void {
+    this.entries = this.entries.slice();
+    let first = this.entries.length;
+    for (const { text, seqs } of cleared) {
+      for (const seq of seqs) {
+        const i = this.#indexOf(seq);
+        const e = i === undefined ? undefined : this.entries[i]!;
+        if (e?.msg.role !== 'tool') continue;
+        const msg: NeutralMessage = { role: 'tool', tool_call_id: e.msg.tool_call_id, content: text };
+        this.entries[i!] = { seq, msg, key: messageKey(msg) };
+        first = Math.min(first, i!);
+      }
+    }
+    if (this.#hashes !== undefined) this.#hashes.length = Math.min(this.#hashes.length, first);
+  }
+
+  /** The index of the entry with this seq (entries are in seq order). */
+  #indexOf(seq: number): number | undefined {
+    let lo = 0;
+    let hi = this.entries.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const s = this.entries[mid]!.seq;
+      if (s === seq) return mid;
+      if (s < seq) lo = mid + 1;
+      else hi = mid - 1;
     }
     return undefined;
   }

@@ -11,7 +11,9 @@
  * the trim elides, where the prefix breaks anyway, so a fold never moves the break earlier. Results
  * among the protected entries stay, and so does one whose stand-in would be no shorter.
  * A fold is sticky (recorded in `llm.req.folded` and applied from the log), so its stand-in never
- * changes afterwards.
+ * changes afterwards, but under window-v4 it leaves with its successor: a trim that elides the
+ * result a stand-in names elides the stand-in too (`standInsLeaving`), so none names what the
+ * request no longer shows.
  */
 import type { Fold, Recipe } from '../core/events.js';
 import type { WindowStats } from './entry.js';
@@ -54,4 +56,18 @@ export function selectFolds(
     }
   }
   return folds.sort((a, b) => a.seq - b.seq);
+}
+
+/**
+ * The stand-ins a trim elides with their successors (window-v4): every folded result, still shown,
+ * whose successor the request does not show (elided now or before, or gone by a rewrite). Newest
+ * first, so a stand-in naming a stand-in that leaves leaves too. Ascending.
+ */
+export function standInsLeaving(folded: ReadonlyMap<number, number>, hidden: (seq: number) => boolean, shown: ReadonlySet<number>): number[] {
+  const out = new Set<number>();
+  const gone = (seq: number): boolean => out.has(seq) || hidden(seq) || !shown.has(seq);
+  for (const seq of [...folded.keys()].sort((a, b) => b - a)) {
+    if (!gone(seq) && gone(folded.get(seq)!)) out.add(seq);
+  }
+  return [...out].sort((a, b) => a - b);
 }

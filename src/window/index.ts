@@ -18,11 +18,15 @@
  * window-v3 adds per-tool result caps, a whole-file read at twice its cap (tool-caps.ts,
  * tool-calls.ts), and folds of superseded results on requests that trim (folds.ts; docs/decisions.md,
  * Folds and per-tool caps).
+ *
+ * window-v4 takes the tool results a client cleared itself as elisions it made (the next trim
+ * elides them first), and a fold's stand-in leaves with its successor (trim.ts, folds.ts;
+ * docs/decisions/0002-client-clearing.md).
  */
 export { WindowState, type WindowInput, type WindowResult } from './state.js';
 export { foldEvents, buildAt, windowInputOf } from './replay.js';
 export { StartTracker, type StartPoint, type EventPosition } from './tracker.js';
 export { firstDifference, type Difference } from './diff.js';
-export { UnknownRecipeVersionError, checkRecipe, isKnownVersion } from './recipe.js';
+export { UnknownRecipeVersionError, checkRecipe, isKnownVersion, rulesOf } from './recipe.js';
 export { capToolResult, omittedLinesMarker } from './cap.js';
 export { elidedText, type WindowStats } from './entry.js';

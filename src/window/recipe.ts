@@ -31,12 +31,20 @@ export interface VersionRules {
   readonly folds: boolean;
   /** Results are capped by tool (`tool_caps`), a whole-file read at twice its cap (same section). */
   readonly toolCaps: boolean;
+  /**
+   * Tool results the client cleared (`client.msg` `cleared`) are elisions it already made: a trim
+   * elides them all first (docs/decisions/0002-client-clearing.md).
+   */
+  readonly clientClears: boolean;
+  /** A trim that elides a fold's successor elides the stand-in naming it too (same record). */
+  readonly standInsFollow: boolean;
 }
 
 const RULES: Record<WindowVersion, VersionRules> = {
-  'window-v1': { mergeElided: false, folds: false, toolCaps: false },
-  'window-v2': { mergeElided: true, folds: false, toolCaps: false },
-  'window-v3': { mergeElided: true, folds: true, toolCaps: true },
+  'window-v1': { mergeElided: false, folds: false, toolCaps: false, clientClears: false, standInsFollow: false },
+  'window-v2': { mergeElided: true, folds: false, toolCaps: false, clientClears: false, standInsFollow: false },
+  'window-v3': { mergeElided: true, folds: true, toolCaps: true, clientClears: false, standInsFollow: false },
+  'window-v4': { mergeElided: true, folds: true, toolCaps: true, clientClears: true, standInsFollow: true },
 };
 
 export function rulesOf(version: WindowVersion): VersionRules {

@@ -17,7 +17,7 @@ import type { EventOf, Fold, LogEvent, Recipe } from '../core/events.js';
 import type { NeutralMessage, NeutralRequest, Origin, RequestParams, ToolSpec } from '../core/types.js';
 import { CallPairing } from './call-pairing.js';
 import { Entry, originKey, render, type Rendered, type WindowStats } from './entry.js';
-import { selectFolds } from './folds.js';
+import { selectFolds, standInsLeaving } from './folds.js';
 import { checkRecipe, foldsUnder, rulesOf } from './recipe.js';
 import { Summaries } from './summaries.js';
 import { ResultCaps } from './tool-caps.js';
@@ -89,6 +89,8 @@ export class WindowState {
   #elided: Set<number> | undefined;
   /** Folded tool results (window-v3): seq -> the result that superseded it. Sticky, from the log. */
   #folded: Map<number, number> | undefined;
+  /** Tool results the client cleared itself (window-v4): the next trim elides them first. */
+  #cleared: Set<number> | undefined;
   #caps: ResultCaps | undefined;
   readonly #pairing = new CallPairing();
   readonly #summaries = new Summaries();
@@ -172,7 +174,12 @@ export class WindowState {
     let folded: Fold[] = [];
     if (estBeforeTrim > (input.highWater ?? recipe.high_water)) {
       const isFolded = (s: number): boolean => this.#folded?.has(s) === true;
-      elided = selectTrim(cache.rendering.items, recipe, estBeforeTrim, isElided, this.stats, isFolded);
+      elided = selectTrim(cache.rendering.items, recipe, estBeforeTrim, isElided, this.stats, isFolded, (s) => this.#cleared?.has(s) === true);
+      if (elided.length > 0 && this.#folded !== undefined && rulesOf(recipe.version).standInsFollow) {
+        const trimmed = new Set(elided);
+        const shown = new Set(cache.rendering.items.flatMap((it) => (it.kind === 'entry' ? [it.entry!.seq] : [])));
+        elided = [...elided, ...standInsLeaving(this.#folded, (s) => isElided(s) || trimmed.has(s), shown)].sort((a, b) => a - b);
+      }
       const fresh = new Set(elided);
       // Beyond the trim, and only where it breaks the prefix anyway: at or after its first elision (folds.ts).
       if (elided.length > 0 && foldsUnder(recipe)) {
@@ -243,6 +250,10 @@ export class WindowState {
 
   #clientMsg(event: EventOf<'client.msg'>): void {
     const msg = event.msg;
+    // Nothing renders differently until the next trim: no prefix changes here.
+    if (event.cleared !== undefined && rulesOf(this.#recipe!.version).clientClears) {
+      for (const c of event.cleared) for (const seq of c.seqs) (this.#cleared ??= new Set()).add(seq);
+    }
     if (event.head !== true || msg.role !== 'system') {
       this.#push(new Entry(event.seq, msg));
       if (event.elided_as !== undefined && this.isElided(event.elided_as)) (this.#elided ??= new Set()).add(event.seq);

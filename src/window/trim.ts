@@ -16,6 +16,10 @@
  *
  * Under window-v3 a folded result is not elided in place: its stand-in is already one line.
  *
+ * Under window-v4 the results the client cleared itself go first, all of them, whatever the
+ * running estimate: the client already dropped them, and this trim breaks the prefix anyway.
+ * The oldest-first order then goes on from the oldest result if the window is still above low water.
+ *
  * The running estimate counts what each elision saves in place. It does not count the opaque
  * blocks that later replies lose because their prefix changed (they are left out by the walk that
  * renders the trimmed request, so the request as sent is smaller still, never larger).
@@ -33,6 +37,7 @@ export function selectTrim(
   isElided: (seq: number) => boolean,
   stats: WindowStats,
   isFolded: (seq: number) => boolean = () => false,
+  isCleared: (seq: number) => boolean = () => false,
 ): number[] {
   const low = recipe.low_water;
   const first = items[0]?.kind === 'system' ? 1 : 0;
@@ -46,18 +51,22 @@ export function selectTrim(
   const fresh = new Set<number>();
   const elided = (seq: number): boolean => fresh.has(seq) || isElided(seq);
   let est = estimate;
-
-  for (let k = first; k < protectFrom && est > low; k++) {
+  const elideResult = (k: number): void => {
     const it = items[k]!;
     const e = it.entry;
     // A folded result is already its one-line stand-in (folds.ts).
-    if (e === undefined || e.role !== 'tool' || elided(e.seq) || isFolded(e.seq)) continue;
+    if (e === undefined || e.role !== 'tool' || elided(e.seq) || isFolded(e.seq)) return;
     // A result shorter than its placeholder stays: eliding it would grow the request.
     const saves = it.r.est - e.elided(stats).est;
-    if (saves <= 0) continue;
+    if (saves <= 0) return;
     est -= saves;
     fresh.add(e.seq);
+  };
+
+  if (rulesOf(recipe.version).clientClears) {
+    for (let k = first; k < protectFrom; k++) if (items[k]!.entry !== undefined && isCleared(items[k]!.entry!.seq)) elideResult(k);
   }
+  for (let k = first; k < protectFrom && est > low; k++) elideResult(k);
 
   const merge = rulesOf(recipe.version).mergeElided;
   // window-v2: the run placeholder the last message shown so far is, if it is one.

@@ -35,7 +35,7 @@ describe('resolveRoute', () => {
       thinking: 'adaptive', keepReasoning: true, numCtx: 200000, maxTokensField: 'max_tokens',
     });
     expect(route.recipe).toEqual({
-      version: 'window-v3', route: 'claude', context: 200000, output_reserve: 4000,
+      version: 'window-v4', route: 'claude', context: 200000, output_reserve: 4000,
       high_water: 156800, low_water: 98000, max_result_tokens: 3266, protected_entries: 4,
       estimator: 'bytes/3', system: 'append', client_drops: 'absorb', volatile_lines: ['^x-anthropic-billing-header:'],
     });

@@ -21,7 +21,7 @@ folds = false
 tool_caps = [{ tools = "Read|read", max_result_tokens = 6000 }, { tools = "Bash", max_result_tokens = 1500 }]
 `);
     expect(resolveRoute(config, 'm').recipe).toMatchObject({
-      version: 'window-v3', folds: false,
+      version: 'window-v4', folds: false,
       tool_caps: [{ tools: 'Read|read', max_result_tokens: 6000 }, { tools: 'Bash', max_result_tokens: 1500 }],
     });
     const plain = resolveRoute(loadToml(MODEL), 'm').recipe;

@@ -125,10 +125,10 @@ describe('folds through the proxy', () => {
     await off?.close();
   });
 
-  it('records window-v3 with the tool caps and the folds setting in the session recipe', () => {
-    expect(a.events[0]).toMatchObject({ type: 'session.start', recipe: { version: 'window-v3', tool_caps: [{ tools: 'Bash', max_result_tokens: 120 }] } });
+  it('records the new sessions' window version (window-v4) with the tool caps and the folds setting in the session recipe', () => {
+    expect(a.events[0]).toMatchObject({ type: 'session.start', recipe: { version: 'window-v4', tool_caps: [{ tools: 'Bash', max_result_tokens: 120 }] } });
     expect((a.events[0] as EventOf<'session.start'>).recipe.folds).toBeUndefined();
-    expect(b.events[0]).toMatchObject({ type: 'session.start', recipe: { version: 'window-v3', folds: false } });
+    expect(b.events[0]).toMatchObject({ type: 'session.start', recipe: { version: 'window-v4', folds: false } });
   });
 
   it('folds only on requests that trim, whose cause is the trim', () => {

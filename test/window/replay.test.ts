@@ -22,7 +22,7 @@ describe('recipe versions', () => {
     expect(err.version).toBe('window-v99');
     expect(err.message).toContain('"window-v99"');
     expect(err.message).toContain('window-v1');
-    expect(err.at('s.jsonl', 3).message).toBe('s.jsonl:3: unknown window recipe version "window-v99"; this build knows window-v1, window-v2, window-v3.');
+    expect(err.at('s.jsonl', 3).message).toBe('s.jsonl:3: unknown window recipe version "window-v99"; this build knows window-v1, window-v2, window-v3, window-v4.');
   });
 
   it('checks a resume too, and wants session.start first', () => {
