@@ -581,6 +581,8 @@ export interface SuiteOptions {
   settings?: Record<string, unknown>;
   /** Names this run in the describe title, when a file holds more than one. */
   label?: string;
+  /** The agent clears old tool results itself in this run: check that it did (else the run shows nothing of it). */
+  clientClears?: boolean;
 }
 
 /** The whole suite for one agent: one long session in beforeAll, then one test per check. */
@@ -653,6 +655,13 @@ export function longSessionSuite(kind: AgentKind, opts: SuiteOptions = {}): void
       expect(f.ideal).toBeGreaterThan(0);
       expect(f.efficiency, `read ${f.read} of ${f.ideal}; short: ${f.short.length} (${f.short.slice(0, 8).join(', ')})`).toBeGreaterThanOrEqual(0.99);
     });
+
+    if (opts.clientClears === true) {
+      it('the agent cleared old tool results itself during the session', () => {
+        expect(r.figures.firstCleared, figureLine(r.figures)).toBeGreaterThan(0);
+        expect(r.figures.firstCleared).toBeLessThan(r.figures.requests - 1);
+      });
+    }
 
     if (spec.wire === 'responses') {
       test('reasoning')(`encrypted reasoning: made upstream, given to the agent, sent back unchanged until a trim drops it${why('reasoning')}`, () => {

@@ -10,7 +10,7 @@
  */
 import { longSessionSuite } from './long-session.js';
 
-longSessionSuite('qwen-code', { steps: 90 });
+longSessionSuite('qwen-code', { steps: 90, clientClears: true });
 
 // The same agent with its clearing line lowered to 100,000 characters of tool results (its
 // setting `context.clearContextOnIdle.toolResultsTotalCharsThreshold`): it clears every ~8 steps,
@@ -19,5 +19,6 @@ longSessionSuite('qwen-code', { steps: 90 });
 longSessionSuite('qwen-code', {
   label: 'clearing at 100,000 characters',
   steps: 42,
+  clientClears: true,
   settings: { context: { clearContextOnIdle: { toolResultsTotalCharsThreshold: 100_000 } } },
 });
