@@ -10,7 +10,7 @@ import type { NeutralMessage, NeutralReply, Origin, RequestParams, ToolSpec } fr
  * Placeholders that do not pile up); window-v3 adds folds and per-tool caps (docs/decisions.md,
  * Folds and per-tool caps); window-v4 takes the results a client cleared itself (`client.msg`
  * `cleared`) as elisions it made, and a fold's stand-in leaves with its successor
- * (docs/decisions/0002-client-clearing.md).
+ * (docs/decisions/0005-client-clearing.md).
  */
 export const WINDOW_VERSIONS = ['window-v1', 'window-v2', 'window-v3', 'window-v4'] as const;
 export type WindowVersion = (typeof WINDOW_VERSIONS)[number];
@@ -140,7 +140,7 @@ export type EventBody =
    * `elided_as`: the message repeats an entry a rewrite took out of the window, which was elided
    * there; it comes back elided (docs/decisions.md, Matching in the log's own terms).
    * `cleared` (window-v4): on the first message a request adds, the earlier tool results that
-   * request sent cleared by the client, and nothing else re-appended (docs/decisions/0002-client-clearing.md).
+   * request sent cleared by the client, and nothing else re-appended (docs/decisions/0005-client-clearing.md).
    */
   | { type: 'client.msg'; msg: NeutralMessage; head?: true; elided_as?: number; cleared?: Cleared[] }
   | { type: 'catalog'; tools: ToolSpec[] }

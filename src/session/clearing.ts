@@ -1,5 +1,5 @@
 /**
- * Client-side clearing (docs/decisions/0002-client-clearing.md): agents that run long replace old
+ * Client-side clearing (docs/decisions/0005-client-clearing.md): agents that run long replace old
  * tool results in place with a marker of their own, and keep sending every other message as before.
  * Such a result is the same entry to the session, cleared: not a divergence of the history. Pure.
  */

@@ -105,7 +105,7 @@ export class ClientView {
     return undefined;
   }
 
-  /** Tool results the client cleared: it holds them as the marker now (docs/decisions/0002-client-clearing.md). */
+  /** Tool results the client cleared: it holds them as the marker now (docs/decisions/0005-client-clearing.md). */
   #clear(cleared: readonly Cleared[]): void {
     this.entries = this.entries.slice();
     let first = this.entries.length;

@@ -21,7 +21,7 @@
  *
  * window-v4 takes the tool results a client cleared itself as elisions it made (the next trim
  * elides them first), and a fold's stand-in leaves with its successor (trim.ts, folds.ts;
- * docs/decisions/0002-client-clearing.md).
+ * docs/decisions/0005-client-clearing.md).
  */
 export { WindowState, type WindowInput, type WindowResult } from './state.js';
 export { foldEvents, buildAt, windowInputOf } from './replay.js';

@@ -33,7 +33,7 @@ export interface VersionRules {
   readonly toolCaps: boolean;
   /**
    * Tool results the client cleared (`client.msg` `cleared`) are elisions it already made: a trim
-   * elides them all first (docs/decisions/0002-client-clearing.md).
+   * elides them all first (docs/decisions/0005-client-clearing.md).
    */
   readonly clientClears: boolean;
   /** A trim that elides a fold's successor elides the stand-in naming it too (same record). */

@@ -1,5 +1,5 @@
 /**
- * Client-side clearing (docs/decisions/0002-client-clearing.md): a tool result the client sends
+ * Client-side clearing (docs/decisions/0005-client-clearing.md): a tool result the client sends
  * with its content replaced by its clearing marker is the same entry, cleared, not a divergence.
  * Under window-v4 the first message the request adds names the cleared entries and nothing else is
  * written again; under window-v3 the request is an append and the log gains no new field.

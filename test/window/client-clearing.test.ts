@@ -1,5 +1,5 @@
 /**
- * window-v4 (docs/decisions/0002-client-clearing.md): tool results the client cleared itself are
+ * window-v4 (docs/decisions/0005-client-clearing.md): tool results the client cleared itself are
  * elisions it already made. The window keeps sending the log's copies (the upstream's cached
  * bytes) until its own next trim, which elides them all first; and a fold's stand-in leaves with
  * its successor, so none names an entry the request no longer shows.
