@@ -125,7 +125,7 @@ describe('folds through the proxy', () => {
     await off?.close();
   });
 
-  it('records the new sessions' window version (window-v4) with the tool caps and the folds setting in the session recipe', () => {
+  it('records the version new sessions take (window-v4) with the tool caps and the folds setting in the session recipe', () => {
     expect(a.events[0]).toMatchObject({ type: 'session.start', recipe: { version: 'window-v4', tool_caps: [{ tools: 'Bash', max_result_tokens: 120 }] } });
     expect((a.events[0] as EventOf<'session.start'>).recipe.folds).toBeUndefined();
     expect(b.events[0]).toMatchObject({ type: 'session.start', recipe: { version: 'window-v4', folds: false } });
