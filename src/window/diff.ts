@@ -13,7 +13,7 @@
  * - summary / client_rewrite: such an event came in between;
  * - trim: a message became `[elided seq=N]` (or its results left with it), or a run's
  *   `[elided seq=A-B]` grew to name a later reply (window-v2), or a result became its fold's
- *   `[folded seq=N: ...]` (window-v3);
+ *   `[folded seq=N: ...]` (window-v3), or a stand-in became `[elided seq=N]` (window-v4);
  * - params: the messages extend, the parameters differ.
  * An earlier message that changed for none of these reasons is attributed to client_rewrite.
  * Returns undefined when the two requests are equal.
@@ -62,6 +62,8 @@ function messageCause(a: NeutralMessage, b: NeutralMessage, i: number, key: stri
   const before = placeholderSpan(a);
   const after = placeholderSpan(b);
   if (after !== undefined && before === undefined) return 'trim';
+  // window-v4: a fold's stand-in elided with its successor.
+  if (after !== undefined && before !== undefined && isFoldElided(a, b)) return 'trim';
   const fromEvents = eventCause(between);
   if (fromEvents !== undefined) return fromEvents;
   // A run grows by a trim; after a rewrite it may also grow by resent entries that were elided.
@@ -71,6 +73,10 @@ function messageCause(a: NeutralMessage, b: NeutralMessage, i: number, key: stri
   if (key === 'blocks') return 'model_switch';
   if (between.some((e) => e.type === 'client.msg' && e.head === true)) return 'system';
   return 'client_rewrite';
+}
+
+function isFoldElided(a: NeutralMessage, b: NeutralMessage): boolean {
+  return a.role === 'tool' && b.role === 'tool' && a.content.startsWith('[folded seq=') && b.content.startsWith('[elided seq=');
 }
 
 function eventCause(between: readonly LogEvent[]): BreakCause | undefined {

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Recipe, WindowVersion } from '../../src/core/events.js';
 import type { ToolCall } from '../../src/core/types.js';
-import { buildAt } from '../../src/window/index.js';
+import { buildAt, firstDifference } from '../../src/window/index.js';
 import { contents, LogBuilder } from './log-builder.js';
 
 const MARKER = '[Old tool result content cleared]';
@@ -101,12 +101,14 @@ describe('a fold\'s stand-in can name a successor that a later trim elides', () 
     log.user('go on');
     const r2 = log.send();
     expect(r2.trimmed).toBe(true);
-    return { log, first, second, r2 };
+    return { log, first, second, r1, r2 };
   }
 
   it('under window-v4 the stand-in leaves with its successor', () => {
-    const { log, first, second, r2 } = twoTrims('window-v4');
+    const { log, first, second, r1, r2 } = twoTrims('window-v4');
     expect(r2.elided).toEqual(expect.arrayContaining([first, second]));
+    // The break is the trim's, where the stand-in stood (proxy diff and the break counters).
+    expect(firstDifference(r1.request, r2.request, log.events.filter((e) => e.seq > r1.seq && e.seq < r2.seq))).toMatchObject({ cause: 'trim' });
     const texts = contents(r2);
     expect(texts).toContain(`[elided seq=${first}]`);
     expect(texts.filter((t) => t?.includes(`seq=${second}]`) === true && t.startsWith('[folded'))).toEqual([]);
