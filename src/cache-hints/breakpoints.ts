@@ -2,7 +2,7 @@
  * Where explicit cache breakpoints go when an upstream does not take a top-level
  * `cache_control` (docs/decisions.md, Anthropic caches only when asked): the end of the stable
  * history first (the last user, tool-result or inline system message, which the next request keeps
- * whole), then the system prompt's end, then the tools' end. Never more than four markers, counting the client's own.
+ * whole), then the system prompt's end, then the tools' end, then the end of the opening (the messages before the first reply). Never more than four markers, counting the client's own.
  */
 import type { NeutralRequest } from '../core/types.js';
 
@@ -15,6 +15,14 @@ export interface BreakpointPlan {
   system: boolean;
   /** Mark the end of the tool definitions. */
   tools: boolean;
+  /**
+   * Index in `messages` of the last message before the first reply (the first user message and
+   * any system message the client put after it), marked at its end when history follows: a trim
+   * leaves the head up to there unchanged, and an agent's opening is large (Claude Code's ~10 KB of
+   * reminders and its environment text), so a read that stops at the system prompt loses it
+   * (docs/decisions/0003).
+   */
+  first?: number;
   /** Markers this plan places. */
   count: number;
 }
@@ -41,7 +49,14 @@ export function planBreakpoints(request: NeutralRequest, clientMarkers = 0): Bre
     plan.system = true;
     room--;
   }
-  if (request.tools.length > 0 && room > 0) plan.tools = true;
-  plan.count = (plan.history === undefined ? 0 : 1) + (plan.system ? 1 : 0) + (plan.tools ? 1 : 0);
+  if (request.tools.length > 0 && room > 0) {
+    plan.tools = true;
+    room--;
+  }
+  // The opening ends before the first reply; the leading system prompt alone is marked above.
+  const first = request.messages.findIndex((m) => m.role === 'assistant') - 1;
+  const opening = first > 0 || (first === 0 && request.messages[0]!.role !== 'system');
+  if (opening && history !== undefined && first < history && room > 0) plan.first = first;
+  plan.count = (plan.history === undefined ? 0 : 1) + (plan.system ? 1 : 0) + (plan.tools ? 1 : 0) + (plan.first === undefined ? 0 : 1);
   return plan;
 }

@@ -11,8 +11,13 @@ const call: NeutralMessage = { role: 'assistant', content: null, tool_calls: [{ 
 const result: NeutralMessage = { role: 'tool', tool_call_id: 'c1', content: 'text' };
 
 describe('planBreakpoints', () => {
-  it('marks the last user/tool-result boundary, the system end and the tools end', () => {
-    expect(planBreakpoints(req([sys, user, call, result], [tool]))).toEqual({ history: 3, system: true, tools: true, count: 3 });
+  it('marks the last user/tool-result boundary, the system end, the tools end and the opening before the first reply', () => {
+    expect(planBreakpoints(req([sys, user, call, result], [tool]))).toEqual({ history: 3, system: true, tools: true, first: 1, count: 4 });
+    // The opening ends with the last message before the first reply: an inline system message after the first user message too.
+    const env: NeutralMessage = { role: 'system', content: 'environment' };
+    expect(planBreakpoints(req([sys, user, env, call, result])).first).toBe(2);
+    // No reply yet: the history marker ends the opening itself.
+    expect(planBreakpoints(req([sys, user], [tool])).first).toBeUndefined();
   });
 
   it('puts the history mark after a trailing system message, which the next request keeps (append policy, Claude Code\'s inline environment text)', () => {

@@ -171,6 +171,13 @@ function placeBreakpoints(req: NeutralRequest, turns: MessageBlocks, system: Wir
       }
     }
   }
+  if (plan.first !== undefined && plan.first >= turns.leading) {
+    const block = turns.of(plan.first).at(-1);
+    if (block !== undefined && isMarkable(block) && forms[plan.first] === '') {
+      forms[plan.first] = MARKED + ttl;
+      marked++;
+    }
+  }
   const systemEnd = system.at(-1);
   if (plan.system && systemEnd !== undefined) {
     systemEnd.cache_control = marker(ttl);

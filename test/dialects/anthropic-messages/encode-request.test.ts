@@ -275,13 +275,13 @@ describe('anthropic-messages encodeRequest: cache_control', () => {
     expect(hour.cache_control).toStrictEqual({ type: 'ephemeral', ttl: '1h' });
   });
 
-  it('breakpoints: the end of the stable history, of the system prompt and of the tools', () => {
+  it('breakpoints: the end of the stable history, of the system prompt, of the tools and of the opening', () => {
     const out = encodeRequest(request(convo, { tools: [tool] }), route(), { bodyKey: false, headers: {}, cacheControl: '1h', cacheControlAt: 'breakpoints' }, opts());
     const b = JSON.parse(String(out.body)) as Json;
     expect(b.cache_control).toBeUndefined();
-    expect(markedPaths(b).sort()).toStrictEqual(['messages[2].content[0]', 'system[0]', 'tools[0]']);
+    expect(markedPaths(b).sort()).toStrictEqual(['messages[0].content[0]', 'messages[2].content[0]', 'system[0]', 'tools[0]']);
     expect((b.messages as { content: Json[] }[])[2]?.content[0]).toStrictEqual({ type: 'tool_result', tool_use_id: 'a', content: 'A', cache_control: { type: 'ephemeral', ttl: '1h' } });
-    expect(out.cacheBreakpoints).toBe(3);
+    expect(out.cacheBreakpoints).toBe(4);
   });
 
   it('breakpoints: never on a thinking block, never more than four, none without cache_control', () => {
@@ -289,7 +289,7 @@ describe('anthropic-messages encodeRequest: cache_control', () => {
     const b = body(many, route(), { bodyKey: false, headers: {}, cacheControl: 'ephemeral', cacheControlAt: 'breakpoints' });
     const paths = markedPaths(b);
     expect(paths.length).toBeLessThanOrEqual(4);
-    expect(paths.sort()).toStrictEqual(['messages[2].content[0]', 'system[0]', 'tools[1]']);
+    expect(paths.sort()).toStrictEqual(['messages[0].content[0]', 'messages[2].content[0]', 'system[0]', 'tools[1]']);
     expect(markedPaths(body(many))).toStrictEqual([]);
   });
 
@@ -300,6 +300,6 @@ describe('anthropic-messages encodeRequest: cache_control', () => {
     expect(JSON.stringify(req)).toBe(before);
     // A second encode of the same request marks the same blocks again (no state carried over).
     const again = encodeRequest(req, route(), { bodyKey: false, headers: {}, cacheControl: 'ephemeral', cacheControlAt: 'breakpoints' }, opts());
-    expect(again.cacheBreakpoints).toBe(3);
+    expect(again.cacheBreakpoints).toBe(4);
   });
 });
