@@ -5,7 +5,8 @@
  * a mode per request (`/deepseek/v1/chat/completions`); `/v1/...` uses `opts.mode`. Anthropic's own
  * wire: `POST /anthropic/v1/messages` (and `/v1/messages`), see anthropic/. Ollama's native wire:
  * `POST /api/chat`, see ollama/. Responses: `POST /v1/responses` (and `/openai/v1/responses`), see
- * responses/. Admin, for
+ * responses/. Gemini's own wire: `/v1beta/models/{model}:generateContent` (and `:streamGenerateContent`,
+ * `:countTokens`) and `/v1beta/cachedContents`, see gemini-native/. Admin, for
  * out-of-process use: `GET /_sim/stats`, `GET /_sim/requests`, `POST /_sim/advance?ms=N`,
  * `POST /_sim/reset`.
  */
@@ -19,6 +20,7 @@ import { ANTHROPIC_ROUTE, AnthropicWire } from './anthropic/http.js';
 import { SimError } from './errors.js';
 import { OLLAMA_CHAT_PATH, OllamaSim } from './ollama/handler.js';
 import { RESPONSES_PATH, ResponsesSim } from './responses/handler.js';
+import { GEMINI_NATIVE_ROUTE, GeminiNativeSim, type GeminiNativeStats, type GeminiRecord } from './gemini-native/handler.js';
 import { SIM_MODES, type SimMode, type SimOptions, type SimRecord, type SimStats } from './types.js';
 
 export interface Sim {
@@ -32,7 +34,9 @@ export interface Sim {
   readonly requests: SimRecord[];
   /** Live list of the Anthropic wire's requests (`POST /anthropic/v1/messages`, `/v1/messages`). */
   readonly anthropicRequests: AnthropicRecord[];
-  stats(): SimStats;
+  /** Live list of the native Gemini wire's model calls (`/v1beta/models/{model}:...`). */
+  readonly geminiRequests: GeminiRecord[];
+  stats(): SimStats & { gemini: GeminiNativeStats };
   reset(): void;
   /** Moves the simulator's clock forward, e.g. past the cache TTL. */
   advance(ms: number): void;
@@ -64,6 +68,15 @@ export async function createSim(opts: SimOptions = {}): Promise<Sim> {
   });
   const ollama = new OllamaSim({ now: () => engine.now(), contextTokens: opts.contextTokens ?? 131_072 });
   const responses = new ResponsesSim(opts, () => engine.now());
+  const gemini = new GeminiNativeSim(opts, () => engine.now());
+  const stats = (): SimStats & { gemini: GeminiNativeStats } => ({ ...engine.stats(), gemini: gemini.stats() });
+  const resetAll = (): void => {
+    engine.reset();
+    anthropic.reset();
+    ollama.reset();
+    responses.reset();
+    gemini.reset();
+  };
   const models = opts.models ?? ['sim'];
   const auth = opts.apiKey === undefined ? null : `Bearer ${opts.apiKey}`;
 
@@ -82,6 +95,7 @@ export async function createSim(opts: SimOptions = {}): Promise<Sim> {
     if (req.method === 'POST' && url.pathname === OLLAMA_CHAT_PATH) return ollama.serve(req, res, body);
     const responsesPath = req.method === 'POST' ? RESPONSES_PATH.exec(url.pathname) : null;
     if (responsesPath !== null) return responses.serve(req, res, body, responsesPath[1]);
+    if (GEMINI_NATIVE_ROUTE.test(url.pathname)) return gemini.serve(req, res, url, body);
     const route = ROUTE.exec(url.pathname);
     if (route === null) return sendJson(res, 404, new SimError(404, 'unknown_url', `Unknown request URL: ${req.method} ${url.pathname}.`).body());
     if (route[2] === 'models') {
@@ -163,14 +177,11 @@ export async function createSim(opts: SimOptions = {}): Promise<Sim> {
     const action = `${method} ${url.pathname}`;
     switch (action) {
       case 'GET /_sim/stats':
-        return sendJson(res, 200, engine.stats());
+        return sendJson(res, 200, stats());
       case 'GET /_sim/requests':
         return sendJson(res, 200, engine.records);
       case 'POST /_sim/reset':
-        engine.reset();
-        anthropic.reset();
-        ollama.reset();
-        responses.reset();
+        resetAll();
         return sendJson(res, 200, { ok: true });
       case 'POST /_sim/advance': {
         const ms = Number(url.searchParams.get('ms'));
@@ -197,13 +208,9 @@ export async function createSim(opts: SimOptions = {}): Promise<Sim> {
     urlFor: (m) => `${origin}/${m}/v1`,
     requests: engine.records,
     anthropicRequests: anthropic.records,
-    stats: () => engine.stats(),
-    reset: () => {
-      engine.reset();
-      anthropic.reset();
-      ollama.reset();
-      responses.reset();
-    },
+    geminiRequests: gemini.records,
+    stats,
+    reset: resetAll,
     advance: (ms) => engine.advance(ms),
     now: () => engine.now(),
     close: () =>
