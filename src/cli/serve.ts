@@ -71,11 +71,19 @@ export async function serveCommand(args: string[]): Promise<number> {
   if (sim !== undefined) process.stdout.write(`built-in simulator at ${sim.url} (models sim/<any-name>)\n`);
   process.stdout.write('add a provider: export OPENAI_API_KEY=... (or OPENROUTER_API_KEY, ...), or copy config.example.toml to config.toml\n');
 
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
   });
+  // SIGTERM (a rolling deploy, docs/scaling.md, Drains): streams in flight finish first, within
+  // drain_seconds; a second signal stops at once. SIGINT (a terminal's ^C) stops at once.
+  if (signal === 'SIGTERM') {
+    const now = () => proxy.drain(0);
+    process.once('SIGTERM', () => void now());
+    process.once('SIGINT', () => void now());
+    const { waited, cut } = await proxy.drain();
+    process.stderr.write(`prefix-proxy: drained ${waited} request(s) in flight${cut > 0 ? `; ${cut} still running after drain_seconds were cut` : ''}\n`);
+  }
   await proxy.close();
   await sim?.close();
   clearInterval(flushTimer);

@@ -112,6 +112,7 @@ export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
     urlEnv: file.store?.url_env ?? 'PREFIX_PROXY_DATABASE_URL',
     pool: file.store?.pool ?? 20,
     lockWaitMs: (file.store?.lock_wait_seconds ?? 60) * 1000,
+    connectTimeoutMs: (file.store?.connect_timeout_seconds ?? 5) * 1000,
   } as const;
   const upstream: UpstreamSettings = {
     retries: file.upstream?.retries ?? DEFAULT_UPSTREAM.retries,
@@ -125,6 +126,7 @@ export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
     dataDir,
     adminKey,
     bodyLimit: file.body_limit ?? DEFAULT_BODY_LIMIT,
+    drainMs: (file.drain_seconds ?? 30) * 1000,
     auth,
     logLevel: file.log?.level ?? 'info',
     logFormat: file.log?.format ?? 'json',

@@ -156,6 +156,7 @@ export const storeSchema = table({
   url_env: text('an environment variable name').optional(),
   pool: positiveInt().optional(),
   lock_wait_seconds: z.number({ error: 'expected a number of seconds > 0' }).positive({ error: 'expected a number of seconds > 0' }).optional(),
+  connect_timeout_seconds: z.number({ error: 'expected a number of seconds > 0' }).positive({ error: 'expected a number of seconds > 0' }).optional(),
 });
 
 export const configSchema = table({
@@ -164,6 +165,7 @@ export const configSchema = table({
   admin_key_env: text('an environment variable name').optional(),
   admin_key: text('an admin key').optional(),
   body_limit: positiveInt().optional(),
+  drain_seconds: z.number({ error: 'expected a number of seconds >= 0' }).min(0, { error: 'expected a number of seconds >= 0' }).optional(),
   allowed_origins: z.array(text('an origin, e.g. "http://localhost:3000"'), { error: 'expected a list of origins' }).optional(),
   allowed_hosts: z.array(text('a host name'), { error: 'expected a list of host names' }).optional(),
   providers: z.record(

@@ -161,6 +161,8 @@ export interface StoreConfig {
   pool: number;
   /** How long a request waits for another replica's turn on its session. */
   lockWaitMs: number;
+  /** How long a new database connection may take before a request hears `store_unavailable`. */
+  connectTimeoutMs: number;
 }
 
 export interface Config {
@@ -171,6 +173,8 @@ export interface Config {
   dataDir: string;
   adminKey: Secret | undefined;
   bodyLimit: number;
+  /** On SIGTERM, how long requests in flight (streams) may take to finish before the process exits anyway. */
+  drainMs: number;
   /** Client keys (`[auth]`); with none, only loopback may be served unless `open`. */
   auth: AuthConfig;
   /** The operator's log (`proxy serve`): pino's level. */

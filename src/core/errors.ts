@@ -43,6 +43,9 @@ export const ERRORS = {
   upstream_reply_too_large: { status: 502, type: 'api_error', message: 'The upstream {provider} sent a reply larger than {limit} bytes, the most the proxy reads.' },
   upstream_bad_reply: { status: 502, type: 'api_error', message: 'The upstream {provider} sent a reply that could not be read: {detail}' },
   internal_error: { status: 500, type: 'server_error', message: 'Internal error: {detail}' },
+  // 503s a client or balancer retries: the database is down (nothing of the request was written), or this replica is draining.
+  store_unavailable: { status: 503, type: 'api_error', message: 'The session store cannot be reached ({detail}); nothing of this request was written, retry shortly.' },
+  shutting_down: { status: 503, type: 'api_error', message: 'This proxy is shutting down and takes no new requests; retry (another replica answers).' },
   // Raised by the log, the window and the CLI; the CLI prints the message on one line.
   config_invalid: { status: 500, type: 'cli_error', message: '{file}: {key}: {detail}' },
   config_syntax: { status: 500, type: 'cli_error', message: '{file}:{line}:{column}: invalid TOML: {detail}' },

@@ -21,6 +21,7 @@ import { handleRequest, routeLabels, UNROUTED } from './pipeline/index.js';
 import type { ImageStore } from './images.js';
 import { ClientAuth } from './client-auth.js';
 import { ClientLimits } from './client-limits.js';
+import { Drain } from './drain.js';
 import { RequestGuard } from './request-guard.js';
 import { writeLine } from './request-log.js';
 import { RetrySignals } from './retries.js';
@@ -68,6 +69,8 @@ export interface AppDeps {
   tracing?: Tracing;
   /** Where the operator's lines go (pino); none: the app logs nothing. */
   logger?: FastifyBaseLogger;
+  /** Counts requests in flight and refuses new ones once a drain has begun; made here when not given. */
+  drain?: Drain;
 }
 
 /** Client body bytes kept for the next request of each conversation, at most: one buffer, sized for the bodies met. */
@@ -84,6 +87,7 @@ export function buildApp(given: AppDeps): FastifyInstance {
     auth: given.auth ?? new ClientAuth(given.config.auth),
     live: given.live ?? new LiveFeed({ pollMs: given.inspector?.pollMs ?? 5000, heartbeatMs: given.inspector?.heartbeatMs ?? 15_000 }),
     limits: given.limits ?? new ClientLimits(given.config.auth.keys, [], { now: () => given.now().getTime(), metrics: given.metrics }),
+    drain: given.drain ?? new Drain(),
   };
   // fastify's own two lines per request are off: the pipeline writes one with what it knows.
   const clientError = clientErrorHandler((path) => errorWireOf.get(path));
@@ -107,6 +111,7 @@ export function buildApp(given: AppDeps): FastifyInstance {
     if (inboundOf.has(req.routeOptions.url ?? '')) writeLine(req.log, req, reply.statusCode, reply.elapsedTime);
   });
 
+  deps.drain!.register(app);
   const guard = new RequestGuard(deps.config);
   app.addHook('onRequest', async (req) => {
     guard.check(withoutSameOrigin(req.url, req.headers));
@@ -126,7 +131,7 @@ export function buildApp(given: AppDeps): FastifyInstance {
     void reply.status(proxyErr.status).send(inbound === undefined ? errorBody(proxyErr) : inbound.errorBody(proxyErr));
   });
   app.setNotFoundHandler((req, reply) => {
-    const err = new ProxyError('invalid_request', { detail: `Unknown route ${req.method} ${req.url}. The proxy serves POST /v1/chat/completions, POST /v1/messages (and /v1/messages/count_tokens), POST /v1/responses, GET /v1/models, GET /healthz, GET /metrics, (with an admin key) GET /admin/sessions, and the inspector at /ui/ and /api/.` });
+    const err = new ProxyError('invalid_request', { detail: `Unknown route ${req.method} ${req.url}. The proxy serves POST /v1/chat/completions, POST /v1/messages (and /v1/messages/count_tokens), POST /v1/responses, GET /v1/models, GET /healthz, GET /readyz, GET /metrics, (with an admin key) GET /admin/sessions, and the inspector at /ui/ and /api/.` });
     void reply.status(404).send(errorBody(err));
   });
 
@@ -139,6 +144,13 @@ export function buildApp(given: AppDeps): FastifyInstance {
   });
   // A damaged session log costs that session only: the proxy is healthy, and says how many it set aside.
   app.get('/healthz', async () => ({ status: 'ok', damaged_sessions: deps.sessions.damaged.size }));
+  // Whether a balancer should send requests here: not while draining, nor while the store is out of reach.
+  app.get('/readyz', async (_req, reply) => {
+    const store = deps.drain!.draining ? 'draining' : await (deps.store?.ping() ?? Promise.resolve()).then(() => 'ok', (err: unknown) => (err instanceof Error ? err.message : String(err)));
+    const ready = store === 'ok';
+    void reply.status(ready ? 200 : 503);
+    return { status: ready ? 'ready' : 'unavailable', ...(ready ? {} : { reason: store }) };
+  });
   app.get('/v1/models', async () => {
     const models = listModels(deps.config).map((m) => ({ id: m.id, object: 'model', created: 0, owned_by: m.provider }));
     // With no model configured (a fresh `npm start`), name the built-in simulator, so a client

@@ -8,6 +8,7 @@ import { SessionManager } from '../session/manager.js';
 import { buildApp } from './app.js';
 import { checkExposure } from './client-auth.js';
 import { ClientLimits } from './client-limits.js';
+import { Drain } from './drain.js';
 import { SpendLedger } from './spend-ledger.js';
 import { ImageStore } from './images.js';
 import { Upstreams } from './upstream.js';
@@ -20,6 +21,12 @@ export interface RunningProxy {
   sessions: SessionManager;
   store: Store;
   metrics: Metrics;
+  /**
+   * Stop accepting, let the requests in flight finish (at most `graceMs`, the config's
+   * `drain_seconds` when not given), then cut what is left; resolves with how many requests were
+   * in flight when it began and how many were cut.
+   */
+  drain(graceMs?: number): Promise<{ waited: number; cut: number }>;
   close(): Promise<void>;
 }
 
@@ -31,6 +38,7 @@ export async function startProxy(config: Config, opts: { now?: () => Date; logge
   // A log sync waits for the image writes begun before it: a durable line never names a missing image.
   const store = await openStore({
     kind: config.store.kind, dataDir: config.dataDir, urlEnv: config.store.urlEnv, pool: config.store.pool, lockWaitMs: config.store.lockWaitMs,
+    connectTimeoutMs: config.store.connectTimeoutMs,
     durability: config.sessions.durability, beforeSync: () => images.written(),
     onRedact: (_session, _seq, hits) => {
       for (const kind of hits) metrics.redactions.inc({ kind });
@@ -53,7 +61,8 @@ export async function startProxy(config: Config, opts: { now?: () => Date; logge
   const opened = config.auth.keys.length === 0 ? undefined : await SpendLedger.open(config.dataDir, { durable: config.sessions.durability === 'fsync', now: clock() });
   const limits = new ClientLimits(config.auth.keys, opened?.entries ?? [], { now: clock, metrics, ...(opened === undefined ? {} : { ledger: opened.ledger }) });
   const tracing = await createTracing(config.tracing);
-  const app = buildApp({ config, sessions, upstreams, images, metrics, limits, store, now, tracing, ...(opts.logger === undefined ? {} : { logger: opts.logger }) });
+  const drain = new Drain();
+  const app = buildApp({ config, sessions, upstreams, images, metrics, limits, store, now, tracing, drain, ...(opts.logger === undefined ? {} : { logger: opts.logger }) });
   await app.listen({ host: config.listen.host, port: config.listen.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
@@ -61,6 +70,7 @@ export async function startProxy(config: Config, opts: { now?: () => Date; logge
   return {
     url: `http://${host}:${port}`,
     app, sessions, store, metrics,
+    drain: (graceMs = config.drainMs) => drain.drain(app.server, graceMs),
     async close() {
       await app.close();
       await upstreams.close();

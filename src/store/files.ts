@@ -85,4 +85,9 @@ export class FileStore extends LogStore implements Store {
   locate(): Promise<unknown[]> {
     return Promise.resolve([]);
   }
+
+  /** The files are the process's own disk: ready while the process is. */
+  ping(): Promise<void> {
+    return Promise.resolve();
+  }
 }

@@ -13,6 +13,7 @@ export interface StoreSettings {
   urlEnv: string;
   pool?: number;
   lockWaitMs?: number;
+  connectTimeoutMs?: number;
   durability?: 'fsync' | 'write';
   beforeSync?: () => Promise<void>;
   onRedact?: RedactionListener;
@@ -31,5 +32,6 @@ export async function openStore(s: StoreSettings, env: NodeJS.ProcessEnv = proce
   }
   // Loaded only here: a proxy on the files never holds the driver in memory.
   const { PgStore } = await import('./pg/store.js');
-  return PgStore.connect(url, { ...common, ...(s.pool === undefined ? {} : { poolSize: s.pool }), ...(s.lockWaitMs === undefined ? {} : { lockWaitMs: s.lockWaitMs }) });
+  return PgStore.connect(url, { ...common, ...(s.pool === undefined ? {} : { poolSize: s.pool }), ...(s.lockWaitMs === undefined ? {} : { lockWaitMs: s.lockWaitMs }),
+    ...(s.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: s.connectTimeoutMs }) });
 }

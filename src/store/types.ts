@@ -101,6 +101,8 @@ export interface Store {
    * `tips` (chain hashes): what a replica asks when it does not know a request's session.
    */
   locate(query: { explicitId: string | undefined; tips: readonly string[] }): Promise<unknown[]>;
+  /** Resolves when the store answers (a readiness probe): PostgreSQL is asked `SELECT 1` within a second. */
+  ping(): Promise<void>;
   /** Releases connections; open writers must be closed first. */
   close(): Promise<void>;
 }

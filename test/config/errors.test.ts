@@ -39,7 +39,7 @@ describe('config errors name the file and the key', () => {
 
   it('rejects unknown keys at every level and names the keys the table takes', () => {
     const out = lines('colour = 1\n[window]\ncontxt = 5\n[providers.a]\npreset = "openai"\nbase = "x"\n', 'my.toml');
-    expect(out).toContain('my.toml: colour: unknown key; this table takes: listen, data_dir, admin_key_env, admin_key, body_limit, allowed_origins, allowed_hosts, providers, models, window, sessions, store, upstream, auth, tracing, log');
+    expect(out).toContain('my.toml: colour: unknown key; this table takes: listen, data_dir, admin_key_env, admin_key, body_limit, drain_seconds, allowed_origins, allowed_hosts, providers, models, window, sessions, store, upstream, auth, tracing, log');
     expect(out.some((l) => l.startsWith('my.toml: window.contxt: unknown key; this table takes: output_reserve, context,'))).toBe(true);
     expect(out.some((l) => l.startsWith('my.toml: providers.a.base: unknown key;') && l.includes('base_url'))).toBe(true);
   });

@@ -19,6 +19,10 @@ export interface PgServer {
   urlFor(db: string): string;
   /** A new empty database; its URL. */
   createDatabase(name: string): Promise<string>;
+  /** Stops the server (fast shutdown: connections are cut), keeping its data: an outage. */
+  pause(): void;
+  /** Starts it again on the same port, with the same data. */
+  resume(): void;
   stop(): void;
 }
 
@@ -78,9 +82,10 @@ export async function startPgServer(): Promise<PgServer> {
     }
   };
   const port = await freePort();
+  const start = () => run(tool('pg_ctl'), ['-D', data, '-l', join(dir, 'log'), '-w', '-t', '60', '-o', `-p ${port} -k ${sock} -c listen_addresses=127.0.0.1 -c max_connections=200`, 'start']);
   try {
     run(tool('initdb'), ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-locale', '--no-sync']);
-    run(tool('pg_ctl'), ['-D', data, '-l', join(dir, 'log'), '-w', '-t', '60', '-o', `-p ${port} -k ${sock} -c listen_addresses=127.0.0.1 -c max_connections=200`, 'start']);
+    start();
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
     throw new Error(`PostgreSQL could not be started for the tests: ${(err as Error).message}\nInstall or repair it: ${INSTALL}.`);
@@ -99,6 +104,12 @@ export async function startPgServer(): Promise<PgServer> {
         await client.end();
       }
       return urlFor(name);
+    },
+    pause() {
+      run(tool('pg_ctl'), ['-D', data, '-m', 'fast', '-w', 'stop']);
+    },
+    resume() {
+      start();
     },
     stop() {
       if (stopped) return;

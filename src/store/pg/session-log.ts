@@ -18,6 +18,7 @@ import { EventTail } from '../../log/event-tail.js';
 import type { RedactionListener } from '../../log/session-log.js';
 import type { CaughtUp, SessionWriter } from '../types.js';
 import { rowsToEvents, type EventRow } from './rows.js';
+import { asUnavailable, isUnavailable, reaching } from './unavailable.js';
 
 export interface PgSessionLogParts {
   id: string;
@@ -172,7 +173,7 @@ export class PgSessionLog implements SessionWriter {
 
   async #claim(): Promise<CaughtUp> {
     if (this.#claimed !== undefined) return { events: [], offsets: [] };
-    const client = await this.#pool.connect();
+    const client = await reaching(() => this.#pool.connect());
     // A connection lost while held (the server restarted, a network cut) takes the lock with it:
     // the next batch fails on it or, sent elsewhere, meets the primary key; never an uncaught error.
     client.on('error', ignore);
@@ -185,7 +186,7 @@ export class PgSessionLog implements SessionWriter {
       if ((err as { code?: string }).code === '55P03') {
         throw new ProxyError('log_locked', { file: this.#where, pid: `another replica (waited ${this.#lockWaitMs} ms)` });
       }
-      throw err;
+      throw asUnavailable(err);
     }
     this.#claimed = client;
     try {
@@ -200,7 +201,7 @@ export class PgSessionLog implements SessionWriter {
       return read;
     } catch (err) {
       await this.#unclaim().catch(() => undefined);
-      throw err;
+      throw asUnavailable(err);
     }
   }
 
@@ -247,7 +248,10 @@ export class PgSessionLog implements SessionWriter {
         await this.#commit(batch);
         this.#committed = batch.at(-1)!.seq;
       } catch (err) {
-        this.#error = new ProxyError('internal_error', { detail: `${this.#where}: events ${batch[0]!.seq}-${batch.at(-1)!.seq} were not stored: ${(err as Error).message}` });
+        // The database gone is an outage the client may retry; anything else is a bug to report.
+        this.#error = isUnavailable(err)
+          ? asUnavailable(err) as Error
+          : new ProxyError('internal_error', { detail: `${this.#where}: events ${batch[0]!.seq}-${batch.at(-1)!.seq} were not stored: ${(err as Error).message}` });
       }
       this.#settle();
     }

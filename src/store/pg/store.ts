@@ -13,6 +13,7 @@ import type { IndexSnapshot, OpenOptions, SessionWriter, Store } from '../types.
 import { migrate } from './migrate.js';
 import { rowsToEvents, type EventRow } from './rows.js';
 import { PgSessionLog } from './session-log.js';
+import { reaching } from './unavailable.js';
 
 export interface PgStoreOptions {
   onRedact?: RedactionListener;
@@ -23,6 +24,8 @@ export interface PgStoreOptions {
   poolSize?: number;
   /** How long a turn waits for another replica's turn on the same session (default 60 s). */
   lockWaitMs?: number;
+  /** How long a new connection may take before the request hears `store_unavailable` (default 5 s). */
+  connectTimeoutMs?: number;
 }
 
 /** The same ids as the file store, so logs move between the two unchanged. */
@@ -45,9 +48,15 @@ export class PgStore implements Store {
     // Set per connection, not per claim: a claim is then two round trips (lock, catch-up read).
     // lock_timeout bounds the wait for the advisory lock as for any other lock.
     const lockWaitMs = Math.max(1, Math.floor(opts.lockWaitMs ?? 60_000));
+    const connectTimeoutMs = opts.connectTimeoutMs ?? 5000;
     const pool = new pg.Pool({
       connectionString: url,
       max: opts.poolSize ?? 20,
+      // A database that is down or cut off answers within these bounds, never a hang: the connect
+      // timeout, and a statement (a claim's lock wait included) at most lock_timeout plus as long again.
+      connectionTimeoutMillis: connectTimeoutMs,
+      query_timeout: lockWaitMs + connectTimeoutMs,
+      keepAlive: true,
       options: `-c lock_timeout=${lockWaitMs}${opts.durability === 'write' ? ' -c synchronous_commit=off' : ''}`,
     });
     // An idle connection the server dropped is only replaced; a query in flight reports its own error.
@@ -70,12 +79,12 @@ export class PgStore implements Store {
   }
 
   async listSessions(): Promise<string[]> {
-    const { rows } = await this.#pool.query<{ id: string }>('SELECT id FROM sessions ORDER BY id COLLATE "C"');
+    const { rows } = await this.#query<{ id: string }>('SELECT id FROM sessions ORDER BY id COLLATE "C"');
     return rows.map((r) => r.id);
   }
 
   async exists(id: string): Promise<boolean> {
-    const { rowCount } = await this.#pool.query('SELECT 1 FROM sessions WHERE id = $1', [checkId(id)]);
+    const { rowCount } = await this.#query('SELECT 1 FROM sessions WHERE id = $1', [checkId(id)]);
     return rowCount === 1;
   }
 
@@ -83,7 +92,7 @@ export class PgStore implements Store {
     const where = this.file(id);
     if (!(await this.exists(id))) throw new ProxyError('session_not_found', { session: id, file: where });
     const from = opts.fromOffset ?? 0;
-    const { rows } = await this.#pool.query<EventRow>('SELECT seq, off, line FROM events WHERE session_id = $1 AND off >= $2 ORDER BY seq', [id, from]);
+    const { rows } = await this.#query<EventRow>('SELECT seq, off, line FROM events WHERE session_id = $1 AND off >= $2 ORDER BY seq', [id, from]);
     const first = rows[0];
     if (from > 0 && (first === undefined ? from !== (await this.#end(id)) : Number(first.off) !== from)) {
       throw new ProxyError('log_malformed', { file: where, line: `byte ${from}`, detail: 'not the start of a line' });
@@ -94,7 +103,7 @@ export class PgStore implements Store {
 
   async readEventAt(id: string, offset: number): Promise<LogEvent> {
     const where = this.file(id);
-    const { rows } = await this.#pool.query<EventRow>('SELECT seq, off, line FROM events WHERE session_id = $1 AND off = $2', [id, offset]);
+    const { rows } = await this.#query<EventRow>('SELECT seq, off, line FROM events WHERE session_id = $1 AND off = $2', [id, offset]);
     if (rows.length === 0) throw new ProxyError('log_malformed', { file: where, line: `byte ${offset}`, detail: 'no event starts there' });
     return rowsToEvents(rows, where, undefined).events[0]!;
   }
@@ -104,7 +113,7 @@ export class PgStore implements Store {
     if (this.#openHere.has(id)) throw new ProxyError('log_locked', { file: where, pid: process.pid });
     this.#openHere.add(id);
     try {
-      if (opts.create) await this.#pool.query('INSERT INTO sessions (id) VALUES ($1) ON CONFLICT (id) DO NOTHING', [id]);
+      if (opts.create) await this.#query('INSERT INTO sessions (id) VALUES ($1) ON CONFLICT (id) DO NOTHING', [id]);
       const read = await this.read(id, opts.fromOffset === undefined ? {} : { fromOffset: opts.fromOffset });
       const last = read.events.at(-1)?.seq ?? (await this.#lastSeq(id));
       return new PgSessionLog({
@@ -120,14 +129,14 @@ export class PgStore implements Store {
 
   async exportLines(id: string): Promise<string[]> {
     if (!(await this.exists(id))) throw new ProxyError('session_not_found', { session: id, file: this.file(id) });
-    const { rows } = await this.#pool.query<{ line: string }>('SELECT line FROM events WHERE session_id = $1 ORDER BY seq', [id]);
+    const { rows } = await this.#query<{ line: string }>('SELECT line FROM events WHERE session_id = $1 ORDER BY seq', [id]);
     return rows.map((r) => r.line);
   }
 
   /** One transaction: the session row and every event, at the offsets the lines have as a file. */
   async importLog(id: string, lines: readonly string[]): Promise<void> {
     const where = this.file(id);
-    const client = await this.#pool.connect();
+    const client = await reaching(() => this.#pool.connect());
     try {
       await client.query('BEGIN');
       const made = await client.query('INSERT INTO sessions (id) VALUES ($1) ON CONFLICT (id) DO NOTHING', [id]);
@@ -153,12 +162,12 @@ export class PgStore implements Store {
   }
 
   async readIndex<T = unknown>(id: string): Promise<T | undefined> {
-    const { rows } = await this.#pool.query<{ index: T | null }>('SELECT index FROM sessions WHERE id = $1', [checkId(id)]);
+    const { rows } = await this.#query<{ index: T | null }>('SELECT index FROM sessions WHERE id = $1', [checkId(id)]);
     return rows[0]?.index ?? undefined;
   }
 
   async writeIndex(id: string, value: unknown): Promise<void> {
-    await this.#pool.query('UPDATE sessions SET index = $2 WHERE id = $1', [checkId(id), JSON.stringify(value)]);
+    await this.#query('UPDATE sessions SET index = $2 WHERE id = $1', [checkId(id), JSON.stringify(value)]);
   }
 
   /**
@@ -166,7 +175,7 @@ export class PgStore implements Store {
    * events, so it is current by construction: it stands in for an older saved one.
    */
   async indexSnapshot(): Promise<IndexSnapshot[]> {
-    const { rows } = await this.#pool.query<{ id: string; index: Record<string, unknown> | null; entry: unknown; size: string | null }>(`
+    const { rows } = await this.#query<{ id: string; index: Record<string, unknown> | null; entry: unknown; size: string | null }>(`
       SELECT s.id, s.index, s.entry, (SELECT e.off + octet_length(e.line) + 1 FROM events e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1) AS size
       FROM sessions s ORDER BY s.id COLLATE "C"`);
     return rows.map((r) => {
@@ -177,24 +186,41 @@ export class PgStore implements Store {
   }
 
   async locate(query: { explicitId: string | undefined; tips: readonly string[] }): Promise<unknown[]> {
-    const { rows } = await this.#pool.query<{ entry: unknown }>(
+    const { rows } = await this.#query<{ entry: unknown }>(
       `SELECT entry FROM sessions WHERE entry IS NOT NULL AND (entry->>'tip' = ANY($1::text[]) OR ($2::text IS NOT NULL AND entry->'ids' ? $2::text))`,
       [query.tips, query.explicitId ?? null],
     );
     return rows.map((r) => r.entry);
   }
 
+  async ping(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('the database did not answer within 1 s')), 1000);
+    });
+    try {
+      await Promise.race([this.#query('SELECT 1'), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   async close(): Promise<void> {
     await this.#pool.end();
   }
 
+  /** A statement whose failure to reach the database is `store_unavailable` (unavailable.ts). */
+  #query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+    return reaching(() => this.#pool.query<R>(text, values));
+  }
+
   async #lastSeq(id: string): Promise<number> {
-    const { rows } = await this.#pool.query<{ seq: string }>('SELECT seq FROM events WHERE session_id = $1 ORDER BY seq DESC LIMIT 1', [id]);
+    const { rows } = await this.#query<{ seq: string }>('SELECT seq FROM events WHERE session_id = $1 ORDER BY seq DESC LIMIT 1', [id]);
     return rows[0] === undefined ? 0 : Number(rows[0].seq);
   }
 
   async #end(id: string): Promise<number> {
-    const { rows } = await this.#pool.query<{ size: string }>('SELECT off + octet_length(line) + 1 AS size FROM events WHERE session_id = $1 ORDER BY seq DESC LIMIT 1', [id]);
+    const { rows } = await this.#query<{ size: string }>('SELECT off + octet_length(line) + 1 AS size FROM events WHERE session_id = $1 ORDER BY seq DESC LIMIT 1', [id]);
     return rows[0] === undefined ? 0 : Number(rows[0].size);
   }
 }
