@@ -5,7 +5,7 @@
  * to deletion or expiry, so the entries' token-hours are kept, live and gone alike.
  */
 import { cacheNotFound, invalidArgument } from './errors.js';
-import { fields, modelId, readContents, type Content, type Json } from './request.js';
+import { fields, modelId, readContents, readSystemInstruction, type Content, type Json } from './request.js';
 import type { Prompt } from './render.js';
 
 /** Gemini 2.5 Flash's documented minimum; the API answers a smaller cache with a 400. */
@@ -51,9 +51,9 @@ export class CachedContents {
     const body = fields(raw, CREATE, 'cached_content');
     if (typeof body.model !== 'string' || body.model === '') throw invalidArgument('* CachedContent.model: model is required\n');
     const contents: Content[] = readContents(body.contents, false, 'CachedContent');
-    const system = body.systemInstruction === undefined ? null : readContents([body.systemInstruction], false, 'CachedContent')[0]!;
+    const systemInstruction = body.systemInstruction === undefined ? null : readSystemInstruction(body.systemInstruction);
     const tools = body.tools === undefined ? [] : Array.isArray(body.tools) ? body.tools : [];
-    const prompt: Prompt = { tools, systemInstruction: system === null ? null : { role: 'user', parts: system.parts }, contents };
+    const prompt: Prompt = { tools, systemInstruction, contents };
     const tokens = count(prompt);
     if (tokens < MIN_CACHE_TOKENS) {
       throw invalidArgument(`Cached content is too small. total_token_count=${tokens}, min_total_token_count=${MIN_CACHE_TOKENS}`);

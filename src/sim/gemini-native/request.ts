@@ -107,7 +107,7 @@ export function readGenerateRequest(raw: Json, where: string): GenerateRequest {
   const max = generation.maxOutputTokens;
   return {
     contents,
-    systemInstruction: body.systemInstruction === undefined ? null : readContent(body.systemInstruction, 'system_instruction', true),
+    systemInstruction: body.systemInstruction === undefined ? null : readSystemInstruction(body.systemInstruction),
     tools: body.tools === undefined ? [] : arrayAt(body.tools, 'tools'),
     toolConfig: body.toolConfig,
     thinking: readThinking(generation.thinkingConfig),
@@ -122,6 +122,11 @@ export function readContents(raw: unknown, required: boolean, where: string): Co
     return [];
   }
   return arrayAt(raw, 'contents').map((c, i) => readContent(c, `contents[${i}]`, false));
+}
+
+/** A system instruction: a Content whose role may be left out. */
+export function readSystemInstruction(raw: unknown): Content {
+  return readContent(raw, 'system_instruction', true);
 }
 
 function readContent(raw: unknown, where: string, system: boolean): Content {
