@@ -45,14 +45,14 @@ describe('thought signatures', () => {
 
   it('a changed signature is a 400', async () => {
     const history = await turn('t2');
-    const sig: string = history[1].parts[0].thoughtSignature;
-    history[1].parts[0].thoughtSignature = (sig[0] === 'A' ? 'B' : 'A') + sig.slice(1);
+    const sig: string = history[1]!.parts[0].thoughtSignature;
+    history[1]!.parts[0].thoughtSignature = (sig[0] === 'A' ? 'B' : 'A') + sig.slice(1);
     await expect400(history, /Corrupted thought signature/);
   });
 
   it('a signature moved to the other call of the pair is a 400', async () => {
     const history = await turn('t3');
-    const parts = history[1].parts;
+    const parts = history[1]!.parts;
     parts[1].thoughtSignature = parts[0].thoughtSignature;
     delete parts[0].thoughtSignature;
     await expect400(history, /does not belong to this part|missing a thought_signature/);
@@ -60,19 +60,19 @@ describe('thought signatures', () => {
 
   it('a signature moved onto a call with other arguments is a 400', async () => {
     const history = await turn('t4');
-    history[1].parts[0].functionCall.args = { p: 9 };
+    history[1]!.parts[0].functionCall.args = { p: 9 };
     await expect400(history, /does not belong to this part/);
   });
 
   it('a signature on a user part is a 400', async () => {
     const history = await turn('t5');
-    history[0].parts[0].thoughtSignature = history[1].parts[0].thoughtSignature;
+    history[0]!.parts[0].thoughtSignature = history[1]!.parts[0].thoughtSignature;
     await expect400(history, /model turn/);
   });
 
   it("a signed call of the current turn sent back without it is Gemini 3's 400", async () => {
     const history = await turn('t6');
-    delete history[3].parts[0].thoughtSignature;
+    delete history[3]!.parts[0].thoughtSignature;
     await expect400(history, /Function call is missing a thought_signature in functionCall parts.*position 4/s);
   });
 
@@ -83,7 +83,7 @@ describe('thought signatures', () => {
     expect((await ask(next)).status).toBe(200);
     expect(sim.geminiRequests.at(-1)!.signatures.dropped).toBe(2);
     const history = await turn('t8');
-    history[3].parts[0].thoughtSignature = 'skip_thought_signature_validator';
+    history[3]!.parts[0].thoughtSignature = 'skip_thought_signature_validator';
     expect((await ask(history)).status).toBe(200);
   });
 
