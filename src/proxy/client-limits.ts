@@ -2,7 +2,9 @@
  * Each client key's budget and request rate (docs/decisions.md, Client budgets). A request is
  * admitted while the key's spend in the current window is below its budget and its bucket holds a
  * token; a reply's cost is added once the reply is logged, and written to the spend ledger with the
- * log's durability, so a restarted proxy counts it. Time is passed in, so tests drive the windows.
+ * log's durability, so a restarted proxy counts it. On PostgreSQL both are kept in the database
+ * instead, shared by the replicas (src/store/pg/client-ledger.ts). Time is passed in, so tests
+ * drive the windows.
  */
 import type { Route } from '../config/routes.js';
 import type { ClientKey } from '../config/types.js';
@@ -11,6 +13,7 @@ import type { Usage } from '../core/types.js';
 import type { Metrics } from '../metrics/registry.js';
 import { totalCost } from '../pricing/cost.js';
 import { periodEnd, periodStart } from './budget-period.js';
+import type { ClientLedger } from '../store/types.js';
 import type { SpendEntry } from './spend-ledger.js';
 import { TokenBucket } from './token-bucket.js';
 
@@ -31,6 +34,8 @@ interface KeyState {
 export interface ClientLimitsOptions {
   now: () => number;
   ledger?: SpendSink;
+  /** The store's ledger shared by replicas (PostgreSQL): budgets and rates are read and kept there instead. */
+  shared?: ClientLedger;
   metrics?: Pick<Metrics, 'clientSpend' | 'clientRefused'>;
 }
 
@@ -52,9 +57,13 @@ export class ClientLimits {
     }
   }
 
-  /** Throws a 429 when the key is over its budget (`budget_exceeded`) or its rate (`rate_limited`). */
-  admit(key: ClientKey | undefined): void {
+  /**
+   * Throws (or rejects, with a shared ledger) a 429 when the key is over its budget
+   * (`budget_exceeded`) or its rate (`rate_limited`).
+   */
+  admit(key: ClientKey | undefined): void | Promise<void> {
     if (key === undefined) return;
+    if (this.#opts.shared !== undefined) return key.budgetUsd === undefined && key.requestsPerMinute === undefined ? undefined : this.#admitShared(key, this.#opts.shared);
     const now = this.#opts.now();
     const state = this.#current(key, now);
     if (key.budgetUsd !== undefined && state.usd >= key.budgetUsd) {
@@ -62,11 +71,24 @@ export class ClientLimits {
       throw budgetExceeded(key, state.usd, now);
     }
     const wait = state.bucket?.take(now) ?? 0;
-    if (wait > 0) {
-      this.#opts.metrics?.clientRefused.inc({ client: key.name, reason: 'rate' });
-      const seconds = Math.ceil(wait / 1000);
-      throw new ProxyError('rate_limited', { name: key.name, limit: key.requestsPerMinute!, seconds }, { headers: { 'retry-after': String(seconds) } });
+    if (wait > 0) throw this.#rateLimited(key, wait);
+  }
+
+  /** One statement on the shared ledger: the key's spend in its window, and a token from its bucket when under budget. */
+  async #admitShared(key: ClientKey, shared: ClientLedger): Promise<void> {
+    const now = this.#opts.now();
+    const { spent, waitMs } = await shared.admit({ client: key.name, from: periodStart(key.budgetPeriod, now), budgetUsd: key.budgetUsd, perMinute: key.requestsPerMinute, now });
+    if (key.budgetUsd !== undefined && spent >= key.budgetUsd) {
+      this.#opts.metrics?.clientRefused.inc({ client: key.name, reason: 'budget' });
+      throw budgetExceeded(key, spent, now);
     }
+    if (waitMs > 0) throw this.#rateLimited(key, waitMs);
+  }
+
+  #rateLimited(key: ClientKey, waitMs: number): ProxyError {
+    this.#opts.metrics?.clientRefused.inc({ client: key.name, reason: 'rate' });
+    const seconds = Math.ceil(waitMs / 1000);
+    return new ProxyError('rate_limited', { name: key.name, limit: key.requestsPerMinute!, seconds }, { headers: { 'retry-after': String(seconds) } });
   }
 
   /**
@@ -80,12 +102,13 @@ export class ClientLimits {
     const now = this.#opts.now();
     this.#current(key, now).usd += usd;
     this.#opts.metrics?.clientSpend.inc({ client: key.name }, usd);
+    if (usd > 0 && this.#opts.shared !== undefined) return this.#opts.shared.charge({ client: key.name, ts: now, usd });
     if (usd <= 0 || this.#opts.ledger === undefined) return;
     this.#opts.ledger.append({ ts: now, client: key.name, usd });
     await this.#opts.ledger.sync();
   }
 
-  /** USD the key has spent in its current window. */
+  /** USD the key has spent in its current window, as this process has counted it (with a shared ledger: its own charges only). */
   spent(key: ClientKey): number {
     return this.#current(key, this.#opts.now()).usd;
   }

@@ -58,8 +58,11 @@ export async function startProxy(config: Config, opts: { now?: () => Date; logge
   const upstreams = new Upstreams();
   // Spend survives a restart: the ledger is read back before the first request is admitted.
   const clock = () => now().getTime();
-  const opened = config.auth.keys.length === 0 ? undefined : await SpendLedger.open(config.dataDir, { durable: config.sessions.durability === 'fsync', now: clock() });
-  const limits = new ClientLimits(config.auth.keys, opened?.entries ?? [], { now: clock, metrics, ...(opened === undefined ? {} : { ledger: opened.ledger }) });
+  // On PostgreSQL the replicas share one ledger in the database; on files it is this process's own.
+  const opened = config.auth.keys.length === 0 || store.ledger !== undefined ? undefined : await SpendLedger.open(config.dataDir, { durable: config.sessions.durability === 'fsync', now: clock() });
+  const limits = new ClientLimits(config.auth.keys, opened?.entries ?? [], {
+    now: clock, metrics, ...(opened === undefined ? {} : { ledger: opened.ledger }), ...(store.ledger === undefined ? {} : { shared: store.ledger }),
+  });
   const tracing = await createTracing(config.tracing);
   const drain = new Drain();
   const app = buildApp({ config, sessions, upstreams, images, metrics, limits, store, now, tracing, drain, ...(opts.logger === undefined ? {} : { logger: opts.logger }) });

@@ -86,6 +86,9 @@ export class FileStore extends LogStore implements Store {
     return Promise.resolve([]);
   }
 
+  /** Budgets stay in the process, with client-spend.jsonl (src/proxy/spend-ledger.ts). */
+  readonly ledger = undefined;
+
   /** The files are the process's own disk: ready while the process is. */
   ping(): Promise<void> {
     return Promise.resolve();

@@ -69,6 +69,27 @@ export interface IndexSnapshot {
   size: number;
 }
 
+/** What a client key's admission asks of a shared ledger. */
+export interface LedgerAdmission {
+  client: string;
+  /** Start of the budget's window, ms (-Infinity: all time). */
+  from: number;
+  budgetUsd: number | undefined;
+  perMinute: number | undefined;
+  now: number;
+}
+
+/**
+ * Client keys' spend and request rates kept where every replica reads them (the database store;
+ * the file store keeps them in the process and its spend ledger file).
+ */
+export interface ClientLedger {
+  /** The key's spend in its window and, when it has a rate and is under budget, a token taken (0) or the ms to wait. */
+  admit(q: LedgerAdmission): Promise<{ spent: number; waitMs: number }>;
+  /** Adds a reply's cost, durably when this resolves. */
+  charge(entry: { client: string; ts: number; usd: number }): Promise<void>;
+}
+
 export interface Store {
   readonly kind: 'files' | 'postgres';
   /** The log's name in messages (a file path for the file store); checks the id. */
@@ -101,6 +122,8 @@ export interface Store {
    * `tips` (chain hashes): what a replica asks when it does not know a request's session.
    */
   locate(query: { explicitId: string | undefined; tips: readonly string[] }): Promise<unknown[]>;
+  /** Budgets and rates shared by replicas; undefined for the file store (one process). */
+  readonly ledger: ClientLedger | undefined;
   /** Resolves when the store answers (a readiness probe): PostgreSQL is asked `SELECT 1` within a second. */
   ping(): Promise<void>;
   /** Releases connections; open writers must be closed first. */

@@ -19,7 +19,7 @@ import { summaryOf } from '../request-log.js';
 import { explicitSessionId } from '../session-id.js';
 import type { Admitted } from './call.js';
 
-/** Read the body in the client's wire, resolve the route. Throws a 4xx for bad input. */
+/** Read the body in the client's wire, resolve the route. Throws a 4xx for bad input; the key's budget and rate are checked next (`limit`). */
 export function admit(inbound: InboundDialect, req: FastifyRequest, deps: AppDeps): Admitted {
   const presented = inbound.apiKey(req.headers);
   const key = deps.auth?.identify(presented);
@@ -27,7 +27,6 @@ export function admit(inbound: InboundDialect, req: FastifyRequest, deps: AppDep
   const route = resolveRoute(deps.config, parsed.model);
   deps.auth?.allow(key, route.name);
   if (key !== undefined) summaryOf(req).client = key.name;
-  deps.limits?.admit(key);
   // Lines that change every request (a per-request nonce) never reach the log, so never the prefix.
   const unredacted = withoutVolatile(parsed, route.volatileLines);
   // Parameters go into llm.req, which the log redacts: they go upstream as the log holds them,
@@ -74,4 +73,9 @@ export async function continueFrom(a: Admitted, deps: AppDeps): Promise<void> {
   a.incoming.messages = [...before.messages, ...a.incoming.messages];
   a.incoming.system ??= before.system;
   a.incoming.continues = ref.session;
+}
+
+/** The client key's budget and rate (a 429 when over either); on PostgreSQL, one statement on the shared ledger. */
+export async function limit(a: Admitted, deps: AppDeps): Promise<void> {
+  await deps.limits?.admit(a.key);
 }

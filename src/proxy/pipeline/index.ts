@@ -15,7 +15,7 @@ import { OPERATION, requestAttributes, sentAttributes } from '../../tracing/gen-
 import { NO_TRACE, type RequestTrace } from '../../tracing/request-trace.js';
 import type { AppDeps } from '../app.js';
 import { summaryOf } from '../request-log.js';
-import { admit, continueFrom } from './admit.js';
+import { admit, continueFrom, limit } from './admit.js';
 import { build } from './build.js';
 import { CountedFailure, type Call } from './call.js';
 import { emptyReply, fail, logAborted } from './outcome.js';
@@ -47,6 +47,7 @@ async function handle(inbound: InboundDialect, req: FastifyRequest, reply: Fasti
   const started = performance.now();
   const a = admit(inbound, req, deps);
   routeLabels.set(req, a.labels);
+  await limit(a, deps);
   trace.name(`${OPERATION} ${a.route.dialect.model}`);
   trace.set(requestAttributes(presetOf(a.route.preset).genAi ?? a.route.preset, a.route.dialect.model, a.route.name));
   if (a.client.continues !== undefined) await continueFrom(a, deps);

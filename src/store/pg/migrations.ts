@@ -46,4 +46,27 @@ CREATE TABLE events (
 CREATE UNIQUE INDEX events_offset ON events (session_id, off);
 `,
   },
+  {
+    version: 2,
+    name: 'client ledger',
+    sql: `
+-- Client keys' spend, one row per key and UTC day, added to as replies are charged: every replica
+-- reads one sum for a budget (day, month or all time), so N replicas enforce one budget.
+CREATE TABLE client_spend (
+  client text             NOT NULL,
+  day    date             NOT NULL,
+  usd    double precision NOT NULL,
+  PRIMARY KEY (client, day)
+);
+
+-- Client keys' request buckets (requests_per_minute): the level at a time (ms since the epoch),
+-- refilled and taken from in one statement under the row's lock; took: whether the last asked got one.
+CREATE TABLE client_rate (
+  client text             PRIMARY KEY,
+  tokens double precision NOT NULL,
+  at     bigint           NOT NULL,
+  took   boolean          NOT NULL DEFAULT true
+);
+`,
+  },
 ];

@@ -10,6 +10,7 @@ import type { LogEvent } from '../../core/events.js';
 import type { LogRead, ReadOptions } from '../../log/reader.js';
 import type { RedactionListener } from '../../log/session-log.js';
 import type { IndexSnapshot, OpenOptions, SessionWriter, Store } from '../types.js';
+import { PgClientLedger } from './client-ledger.js';
 import { migrate } from './migrate.js';
 import { rowsToEvents, type EventRow } from './rows.js';
 import { PgSessionLog } from './session-log.js';
@@ -37,10 +38,12 @@ export class PgStore implements Store {
   readonly #pool: pg.Pool;
   readonly #opts: PgStoreOptions;
   readonly #openHere = new Set<string>();
+  readonly ledger: PgClientLedger;
 
   private constructor(pool: pg.Pool, opts: PgStoreOptions) {
     this.#pool = pool;
     this.#opts = opts;
+    this.ledger = new PgClientLedger(pool);
   }
 
   /** Connects, checks the database keeps text as UTF-8 (lines are stored byte for byte) and migrates it. */
