@@ -1,24 +1,24 @@
 /**
  * Sessions: which log an incoming request belongs to, and what it adds (docs/architecture.md 5).
  * A thin coordinator over its parts: the Locator finds a session, the LiveSet holds the sessions in
- * memory, SessionFiles keeps what locates a session beside its log, a Turn holds one request's
- * place in its session. Requests of one session run one at a time; different sessions in parallel.
+ * memory, the SessionLoader brings them in and out of it, SessionFiles keeps what locates a session
+ * beside its log, a Turn holds one request's place in its session and appends.ts writes what it
+ * adds. Requests of one session run one at a time; different sessions in parallel.
  */
-import type { EventBody, LogEvent, Recipe } from '../core/events.js';
+import type { Recipe } from '../core/events.js';
 import type { NeutralMessage, ToolSpec } from '../core/types.js';
 import type { SessionWriter, Store } from '../store/types.js';
-import { rulesOf, windowInputOf, type StartPoint } from '../window/index.js';
-import { mergeCatalog, restoreReply } from './additions.js';
+import { appendConversation, copyParent, elidedLeaving, type AppendOptions } from './appends.js';
 import { Heads } from './heads.js';
 import { IncomingMessage } from './incoming.js';
-import { LiveSession } from './live-session.js';
+import type { LiveSession } from './live-session.js';
 import { LiveSet } from './live-set.js';
 import { chainHashes } from './fingerprint.js';
 import { Locator, type Lookup, type StoredEntry } from './locator.js';
-import { planRequest, type ClearedEntry, type Plan } from './plan.js';
-import { clearedGroups } from './clearing.js';
+import { planRequest, type Plan } from './plan.js';
 import { isRetryOf } from './retry.js';
-import { entryOf, SessionFiles, type Damaged } from './session-files.js';
+import { SessionFiles, type Damaged } from './session-files.js';
+import { SessionLoader } from './session-loader.js';
 import { Turn } from './turn.js';
 import { conversationFromLog, type Conversation } from './conversation.js';
 import { randomHex } from './random-hex.js';
@@ -75,10 +75,7 @@ export class SessionManager {
   readonly #warn: (message: string) => void;
   readonly #locator = new Locator();
   readonly #live: LiveSet;
-  readonly #loading = new Map<string, Promise<LiveSession>>();
-  /** Sessions that left memory and whose logs are still closing (flushing, releasing the lock). */
-  readonly #closing = new Map<string, Promise<void>>();
-  readonly #damaged = new Map<string, string>();
+  readonly #loader: SessionLoader;
   readonly #heads = new Heads();
   readonly #idleMs: number | undefined;
   #sweeper: NodeJS.Timeout | undefined;
@@ -89,7 +86,10 @@ export class SessionManager {
     this.#now = opts.now;
     this.#warn = opts.warn ?? (() => undefined);
     this.#idleMs = opts.idleMs;
-    this.#live = new LiveSet({ maxCount: opts.maxLive ?? 256, maxBytes: opts.maxLiveBytes ?? 512 * 2 ** 20, onLeave: (s) => this.#leave(s) });
+    this.#live = new LiveSet({ maxCount: opts.maxLive ?? 256, maxBytes: opts.maxLiveBytes ?? 512 * 2 ** 20, onLeave: (s) => this.#loader.leave(s) });
+    this.#loader = new SessionLoader({
+      store, files: this.#files, live: this.#live, locator: this.#locator, now: this.#now, warn: this.#warn, index: (s) => this.#index(s),
+    });
   }
 
   /** Read what locates every stored session (docs/decisions.md, Session index); a damaged log is skipped and named. */
@@ -97,7 +97,7 @@ export class SessionManager {
     const { entries, damaged, read } = await this.#files.scan();
     for (const entry of entries) this.#locator.store(entry, undefined);
     for (const d of damaged) {
-      this.#damaged.set(d.id, d.reason);
+      this.#loader.damaged.set(d.id, d.reason);
       this.#warn(`session ${d.id} skipped: its log cannot be read (${d.reason})`);
     }
     return { sessions: entries.length, readWhole: read, damaged };
@@ -114,8 +114,8 @@ export class SessionManager {
   async evictIdle(): Promise<number> {
     if (this.#idleMs === undefined) return 0;
     const idle = this.#live.idleSince(this.#now().getTime() - this.#idleMs);
-    for (const s of idle) this.#leave(s);
-    await Promise.all(idle.map((s) => this.#closing.get(s.id)));
+    for (const s of idle) this.#loader.leave(s);
+    await Promise.all(idle.map((s) => this.#loader.closing(s.id)));
     return idle.length;
   }
 
@@ -125,7 +125,7 @@ export class SessionManager {
 
   /** Sessions skipped because their logs cannot be read, with the reason. */
   get damaged(): ReadonlyMap<string, string> {
-    return this.#damaged;
+    return this.#loader.damaged;
   }
 
   sessionIds(): string[] {
@@ -140,7 +140,7 @@ export class SessionManager {
     const canon = req.messages.map((m) => new IncomingMessage(m));
     const lookup = { explicitId: req.explicitId, continues: req.continues, h0: head.h0, incoming: canon };
     const id = this.#locator.find(lookup, (x) => this.#live.peek(x)?.view) ?? (await this.#fromStore(lookup));
-    const session = id === undefined ? undefined : await this.#loadOrForget(id);
+    const session = id === undefined ? undefined : await this.#loader.loadOrForget(id);
     if (session === undefined) return this.#start(req, canon, undefined);
     const side = this.#sideJob(req, canon, session);
     if (side !== undefined) return this.#startSide(req, session, side);
@@ -174,7 +174,7 @@ export class SessionManager {
       await this.#appendOrRelease(turn, () => {
         let leaving: Map<string, number> | undefined;
         if (plan.kind === 'rewrite') {
-          leaving = this.#elidedLeaving(session, plan.from);
+          leaving = elidedLeaving(session, plan.from);
           turn.append({ type: 'client.rewrite', from_seq: plan.fromSeq, reason: 'the client history diverged from the log' });
         }
         this.#appendConversation(turn, req, plan.from, { leaving, canon, cleared: plan.kind === 'absorb' ? undefined : plan.cleared });
@@ -219,13 +219,13 @@ export class SessionManager {
     const id = this.#newId();
     const log = await this.#store.open(id, { create: true });
     log.releaseEvents();
-    const session = this.#liveSession(id, log);
+    const session = this.#loader.make(id, log);
     session.side = true;
     this.#live.add(session);
     session.users++;
     const turn = this.#turn(session, { kind: 'side', job }, await this.#hold(session));
     await this.#appendOrRelease(turn, async () => {
-      await this.#copyParent(turn, parent, undefined, [], job);
+      await copyParent(this.#store, turn, parent, undefined, [], job);
       turn.append({ type: 'client.msg', msg: { role: 'user', content: job.instruction } });
     });
     // Its request is compared with the one whose prefix it reads (cache-break attribution).
@@ -242,7 +242,7 @@ export class SessionManager {
     const id = this.#newId();
     const log = await this.#store.open(id, { create: true });
     log.releaseEvents();
-    const session = this.#liveSession(id, log);
+    const session = this.#loader.make(id, log);
     this.#live.add(session);
     session.users++;
     const turn = this.#turn(session, { kind: 'new' }, await this.#hold(session));
@@ -255,7 +255,7 @@ export class SessionManager {
         turn.append({ type: 'session.start', recipe: req.recipe, ids, ...lineage });
         this.#appendConversation(turn, req, 0);
       } else {
-        await this.#copyParent(turn, parent.session, fork.atSeq, ids);
+        await copyParent(this.#store, turn, parent.session, fork.atSeq, ids);
         session.inFlightFrom = session.view.entries.length;
         // The fork holds the parent's entries before the divergence, which the request repeats: an
         // append. Were the fold to disagree, the request's own history wins (explicit: no fork).
@@ -269,61 +269,13 @@ export class SessionManager {
   }
 
   /**
-   * The parent's events before `upTo` (all of them when undefined), with a session.start of the
-   * new session's own: a fork's, or a side request's (`side`).
+   * Write what the request adds (appends.ts), then index the session now, not at release: a
+   * concurrent request extending the same prefix must find this session (and fork from it) rather
+   * than start a session of its own.
    */
-  async #copyParent(turn: Turn, parent: LiveSession, upTo: number | undefined, ids: string[], side?: SideJob): Promise<void> {
-    // Live sessions keep no events in memory: the parent's log is read, once its appends are written.
-    await parent.log.sync();
-    const { events } = await this.#store.read(parent.id);
-    const atSeq = upTo ?? (events.at(-1)?.seq ?? 0) + 1;
-    const sideMark = side === undefined ? {} : { side: { kind: side.kind, client: side.client } };
-    for (const e of events) {
-      if (e.seq >= atSeq) break;
-      const { seq: _seq, ts: _ts, ...body } = e;
-      const copy = e.type === 'session.start'
-        ? { ...(body as EventBody & { type: 'session.start' }), ids, parent: { session: parent.id, seq: atSeq }, lineage: parent.lineage, ...sideMark }
-        : body;
-      turn.append(copy as EventBody);
-    }
-  }
-
-  /**
-   * The elided entries a rewrite takes out of the window, by key: one the client sends again
-   * comes back elided, so a rewrite does not grow the window past what the trims left.
-   */
-  #elidedLeaving(session: LiveSession, from: number): Map<string, number> | undefined {
-    let out: Map<string, number> | undefined;
-    for (const e of session.view.entries.slice(from)) {
-      if (session.window.isElided(e.seq)) (out ??= new Map()).set(e.key, e.seq);
-    }
-    return out;
-  }
-
-  /**
-   * Write what the request adds: a changed system prompt or catalog, then its new messages, the
-   * first of them naming the entries the client cleared (clearing.ts) where the window takes that.
-   * `leaving`: the elided entries a rewrite takes out, by key (`canon` holds the request's keys).
-   */
-  #appendConversation(turn: Turn, req: Resolved, from: number, opts: { leaving?: Map<string, number> | undefined; canon?: readonly IncomingMessage[]; cleared?: readonly ClearedEntry[] | undefined } = {}): void {
-    const { leaving: elided, canon } = opts;
-    const session = turn.session;
-    const recipe = session.window.recipe;
-    let cleared = opts.cleared !== undefined && opts.cleared.length > 0 && recipe !== undefined && rulesOf(recipe.version).clientClears ? clearedGroups(opts.cleared) : undefined;
-    if (req.system !== undefined && req.system !== session.view.system) {
-      turn.append({ type: 'client.msg', msg: { role: 'system', content: req.system }, head: true });
-    }
-    if (req.catalog !== session.catalogKey) {
-      turn.append({ type: 'catalog', tools: mergeCatalog(session.view.tools, req.tools) });
-    }
-    for (let i = from; i < req.messages.length; i++) {
-      const was = elided === undefined || canon === undefined ? undefined : elided.get(canon[i]!.key);
-      turn.append({ type: 'client.msg', msg: restoreReply(session.view, req.messages[i]!), ...(was === undefined ? {} : { elided_as: was }), ...(cleared === undefined ? {} : { cleared }) });
-      cleared = undefined;
-    }
-    // Index now, not at release: a concurrent request extending the same prefix must find this
-    // session (and fork from it) rather than start a session of its own.
-    this.#locator.indexLive(session.id, session.view);
+  #appendConversation(turn: Turn, req: Resolved, from: number, opts: AppendOptions = {}): void {
+    appendConversation(turn, req, from, opts);
+    this.#locator.indexLive(turn.session.id, turn.session.view);
   }
 
   /** Whatever appending throws, the turn is released first: the session's next request runs. */
@@ -348,7 +300,7 @@ export class SessionManager {
     const entries = (await this.#store.locate({ explicitId: lookup.explicitId, tips: [lookup.h0, ...tips] })) as StoredEntry[];
     let found = false;
     for (const entry of entries) {
-      if (this.#live.peek(entry.id) !== undefined || this.#loading.has(entry.id) || this.#damaged.has(entry.id)) continue;
+      if (this.#live.peek(entry.id) !== undefined || this.#loader.loading(entry.id) || this.#loader.damaged.has(entry.id)) continue;
       this.#locator.store(entry, undefined);
       found = true;
     }
@@ -382,13 +334,6 @@ export class SessionManager {
     if (!session.side) this.#locator.indexLive(session.id, session.view);
   }
 
-  /** A session made live from its log; it publishes what locates it as its appends commit. */
-  #liveSession(id: string, log: SessionWriter): LiveSession {
-    const session = new LiveSession(id, log, this.#now().getTime());
-    log.publishWith(() => entryOf(id, session.view, session.explicitIds, session.lineage, session.lastActive, session.side));
-    return session;
-  }
-
   #turn(session: LiveSession, plan: Turn['plan'], unlock: () => void): Turn {
     return new Turn(session, plan, { now: this.#now, unlock, onRelease: (s) => this.#afterRelease(s) });
   }
@@ -399,110 +344,11 @@ export class SessionManager {
     // on open, says what was really written.
     if (session.log.writeError !== undefined) {
       this.#live.remove(session);
-      this.#leave(session);
+      this.#loader.leave(session);
       return;
     }
     this.#index(session);
     this.#live.released(session);
-  }
-
-  /**
-   * The live session, loaded if need be; a log that cannot be read is set aside and undefined
-   * returned. A failure of the machine rather than of the log (a lock held elsewhere, too many
-   * open files, an I/O error) fails this request only: the next one loads the session again.
-   */
-  async #loadOrForget(id: string): Promise<LiveSession | undefined> {
-    try {
-      return await this.#load(id);
-    } catch (err) {
-      if (!DAMAGE.has((err as { code?: string }).code ?? '')) throw err;
-      const reason = err instanceof Error ? err.message : String(err);
-      this.#damaged.set(id, reason);
-      this.#locator.forget(id, undefined);
-      this.#warn(`session ${id} set aside: its log cannot be read (${reason}); the request starts a new session`);
-      return undefined;
-    }
-  }
-
-  async #load(id: string): Promise<LiveSession> {
-    const live = this.#live.get(id);
-    if (live !== undefined) return live;
-    const pending = this.#loading.get(id);
-    if (pending !== undefined) return pending;
-    const loading = this.#read(id);
-    this.#loading.set(id, loading);
-    try {
-      return await loading;
-    } finally {
-      this.#loading.delete(id);
-    }
-  }
-
-  /**
-   * Read a session back, from its saved start point when there is one: the carried events, then
-   * the log from the start on. The window built from them is the window built from every event.
-   */
-  async #read(id: string): Promise<LiveSession> {
-    await this.#closing.get(id);
-    const point = await this.#files.point(id);
-    const carried = point === undefined ? undefined : await this.#readCarried(id, point);
-    let usable = point !== undefined && carried !== undefined;
-    let log = await this.#store.open(id, usable ? { create: false, fromOffset: point!.start.offset } : { create: false });
-    if (usable && log.events[0]?.seq !== point!.start.seq) {
-      // The saved point does not fit the log (written for another copy of it): read it whole.
-      await log.close();
-      usable = false;
-      log = await this.#store.open(id, { create: false });
-    }
-    try {
-      const session = this.#liveSession(id, log);
-      session.loadedFrom = usable ? point : undefined;
-      if (usable) carried!.forEach((e, i) => session.fold(e, point!.carried[i]!.offset));
-      // The last request is rebuilt on the way (cache-break attribution compares with it).
-      const lastReq = log.events.findLast((e) => e.type === 'llm.req');
-      for (const e of log.events) {
-        if (e === lastReq && e.type === 'llm.req') {
-          session.previousRequest = session.window.build(windowInputOf(e)).request;
-        }
-        session.fold(e, log.offsetOf(e.seq) ?? 0);
-      }
-      log.releaseEvents();
-      this.#live.add(session);
-      this.#index(session);
-      return session;
-    } catch (err) {
-      await log.close().catch(() => undefined);
-      throw err;
-    }
-  }
-
-  /** The carried events a saved point names, or undefined when the point does not fit the log. */
-  async #readCarried(id: string, point: StartPoint): Promise<LogEvent[] | undefined> {
-    try {
-      const events = await Promise.all(point.carried.map((c) => this.#store.readEventAt(id, c.offset)));
-      return events.every((e, i) => e.seq === point.carried[i]!.seq) ? events : undefined;
-    } catch {
-      return undefined;
-    }
-  }
-
-  /** A session leaves memory: its bounded entry stays with the locator, its log closes. */
-  #leave(s: LiveSession): void {
-    this.#locator.store(entryOf(s.id, s.view, s.explicitIds, s.lineage, s.lastActive, s.side), s.view);
-    const closing = this.#saveAndClose(s).catch(() => undefined).finally(() => this.#closing.delete(s.id));
-    this.#closing.set(s.id, closing);
-  }
-
-  /** Save where the session's next load may start and what locates it, then close its log. */
-  async #saveAndClose(s: LiveSession): Promise<void> {
-    try {
-      await s.log.sync();
-      const tracked = s.tracker.point;
-      const point = tracked !== undefined && (s.loadedFrom === undefined || tracked.start.seq > s.loadedFrom.start.seq) ? tracked : s.loadedFrom;
-      await this.#files.save(s.id, s.log.size, point, entryOf(s.id, s.view, s.explicitIds, s.lineage, s.lastActive, s.side));
-    } finally {
-      await s.log.close();
-    }
   }
 
   #newId(): string {
@@ -515,13 +361,10 @@ export class SessionManager {
     if (this.#sweeper !== undefined) clearInterval(this.#sweeper);
     const live = this.#live.values();
     for (const s of live) this.#live.remove(s);
-    await Promise.all(live.map((s) => this.#saveAndClose(s).catch(() => undefined)));
-    await Promise.all(this.#closing.values());
+    await Promise.all(live.map((s) => this.#loader.saveAndClose(s).catch(() => undefined)));
+    await this.#loader.closed();
   }
 }
-
-/** Errors that say a log cannot be read as it stands (as opposed to a passing fault). */
-const DAMAGE = new Set(['log_malformed', 'session_not_found', 'unknown_recipe_version']);
 
 /**
  * A request sharing the session's explicit id but nothing of its conversation, under another
