@@ -280,7 +280,7 @@ export async function runAgent(spec: AgentSpec, args: string[], env: Record<stri
   const ended = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve, reject) => {
     const child = spawn(spec.binary, args, { cwd, env, stdio: ['ignore', fd, 'pipe'] });
     let stderr = '';
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.on('error', reject);
     child.on('close', (code, signal) => {
