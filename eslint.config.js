@@ -21,6 +21,28 @@ const room = (name, allowed) => ({
   },
 });
 
+/**
+ * The simulator imports nothing outside src/sim but node's built-ins: a test double that shares
+ * code with what it tests stops testing it. One entry per folder depth, since what a relative
+ * path may climb depends on where the file is (`./x`, and `../x` only from a subfolder).
+ */
+const simOnly = (depth) => {
+  const inside = depth === 0 ? '\\.\\/' : `\\.\\/|(?:\\.\\.\\/){1,${depth}}(?!\\.\\.\\/)`;
+  const outside = `/^(?!(?:${inside}|node:))/`;
+  const message = 'src/sim imports only src/sim and node: built-ins (docs/architecture.md section 9).';
+  return {
+    files: [`src/sim/${'*/'.repeat(depth)}*.ts`],
+    rules: {
+      'no-restricted-syntax': ['error',
+        { selector: `ImportDeclaration[source.value=${outside}]`, message },
+        { selector: `ExportNamedDeclaration[source.value=${outside}]`, message },
+        { selector: `ExportAllDeclaration[source.value=${outside}]`, message },
+        { selector: 'ImportExpression', message: 'src/sim: no dynamic import.' },
+      ],
+    },
+  };
+};
+
 const pure = (room, allowed, files = [`src/${room}/**/*.ts`]) => ({
   files,
   rules: {
@@ -65,6 +87,7 @@ export default tseslint.config(
   // The session room's pure parts: locating a session, planning what a request does, its view.
   // The log room's pure parts: an event's line, redaction, what a writer keeps in memory.
   pure('log', ['core', 'log'], ['event-tail', 'log-line', 'redact', 'redact-rules', 'redact-assignments'].map((f) => `src/log/${f}.ts`)),
+  ...[0, 1, 2].map(simOnly),
   pure('session', ['core', 'log', 'window', 'session'], [
     'additions', 'fingerprint', 'incoming', 'locator', 'plan', 'prefix-index', 'retry', 'side', 'view',
   ].map((f) => `src/session/${f}.ts`)),

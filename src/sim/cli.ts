@@ -4,7 +4,6 @@
  * runs the simulator until SIGINT or SIGTERM. The first line printed is the base URL.
  */
 import { parseArgs } from 'node:util';
-import { ProxyError } from '../core/errors.js';
 import { createSim } from './server.js';
 import { SIM_MODES, SIM_ROUTINGS, type SimMode, type SimOptions, type SimRouting } from './types.js';
 
@@ -88,6 +87,14 @@ function oneOf(name: string, value: string, allowed: readonly string[]): string 
   return value;
 }
 
-function badArgument(detail: string): ProxyError {
-  return new ProxyError('bad_argument', { detail });
+/** A bad option of `proxy sim`; the proxy's CLI (src/cli/sim.ts) reports it as its own bad_argument. */
+export class SimArgumentError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SimArgumentError';
+  }
+}
+
+function badArgument(detail: string): SimArgumentError {
+  return new SimArgumentError(detail);
 }

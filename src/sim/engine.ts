@@ -10,7 +10,7 @@ import type { ReplyMeta } from './completion.js';
 import { addOpaque, zeroOpaque, type ModeRules } from './mode-rules.js';
 import { addCounts, ReasoningMemory, zeroCounts } from './reasoning-check.js';
 import { NO_FAULTS, planReply, withoutFailures, type ReplyPlan, type TransportFaults } from './replies.js';
-import { sha256Hex } from '../core/canonical.js';
+import { sha256Hex } from './hash.js';
 import { parseChatRequest } from './request.js';
 import { Router } from './routing.js';
 import { checkConversation } from './strict.js';

@@ -1,9 +1,12 @@
 /**
  * The simulator's errors, shaped as OpenAI sends them: `{"error":{message,type,param,code}}`.
- * Kept apart from core's ProxyError table on purpose: these are the upstream's codes (some
+ * Kept apart from the proxy's error table on purpose: these are the upstream's codes (some
  * copied from real providers, e.g. Cerebras' `wrong_api_format`), not the proxy's.
  */
-import type { OpenAIErrorBody } from '../core/errors.js';
+/** The body OpenAI answers an error with. */
+export interface OpenAIErrorBody {
+  error: { message: string; type: string; param: string | null; code: string | null };
+}
 
 export class SimError extends Error {
   readonly status: number;

@@ -16,7 +16,7 @@
  * by themselves.
  */
 import { createHmac } from 'node:crypto';
-import { canonicalJson } from '../core/canonical.js';
+import { canonicalJson } from './hash.js';
 import { pieces } from './completion.js';
 import { EnvelopedError } from './errors.js';
 import { BoundedMap, zeroOpaque, type CachePolicy, type ModeRules } from './mode-rules.js';

@@ -2,7 +2,7 @@
  * What the simulated model answers: a plan built from the directives of the last message and the
  * prompt's digest, so the same request always gets the same reply (ids included).
  */
-import { sha256Hex } from '../core/canonical.js';
+import { sha256Hex } from './hash.js';
 import { parseDirectives, type Directive } from './directives.js';
 import type { ModeSpec } from './modes.js';
 import { contentText, type WireMessage } from './request.js';

@@ -6,8 +6,7 @@
  * property the cache needs. Cache blocks are 128 tokens (512 bytes), chained by hash.
  */
 import { createHash } from 'node:crypto';
-import { canonicalJson, sha256Hex } from '../core/canonical.js';
-import { utf8Length } from '../core/estimate.js';
+import { canonicalJson, sha256Hex, utf8Length } from './hash.js';
 import { contentText, isObject, type WireMessage } from './request.js';
 import { REASONING_FIELDS } from './modes.js';
 import type { Boundary } from './prompt-breakpoints.js';

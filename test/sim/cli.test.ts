@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ProxyError } from '../../src/core/errors.js';
-import { parseSimArgs, runSimCommand } from '../../src/sim/cli.js';
+import { parseSimArgs, runSimCommand, SimArgumentError } from '../../src/sim/cli.js';
 import { fetchJson } from './client.js';
 
 describe('proxy sim', () => {
@@ -13,7 +12,7 @@ describe('proxy sim', () => {
   it('rejects bad values with a message naming the option', () => {
     expect(() => parseSimArgs(['--routing', 'sticky'])).toThrow(/--routing must be one of session, prefix, random/);
     expect(() => parseSimArgs(['--replicas', '0'])).toThrow(/--replicas must be an integer >= 1/);
-    expect(() => parseSimArgs(['--bogus'])).toThrow(ProxyError);
+    expect(() => parseSimArgs(['--bogus'])).toThrow(SimArgumentError);
   });
 
   it('serves until stopped, printing the URL first', async () => {

@@ -5,7 +5,7 @@
  * turn (directives.ts, as on the chat wire). Its cache and records are its own: Anthropic's cache
  * is per organisation and its usage has fields of its own.
  */
-import { sha256Hex } from '../../core/canonical.js';
+import { sha256Hex } from '../hash.js';
 import { directedError, SimError } from '../errors.js';
 import { MODES } from '../modes.js';
 import { planReply, type ReplyPlan } from '../replies.js';

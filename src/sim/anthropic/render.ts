@@ -9,7 +9,7 @@
  * move from request to request). Tools render as canonical JSON, as on the chat wire; a tool call's
  * `input` renders as sent.
  */
-import { canonicalJson, sha256Hex } from '../../core/canonical.js';
+import { canonicalJson, sha256Hex } from '../hash.js';
 import { isObject } from '../request.js';
 import type { Block, MessagesRequest, Turn } from './request.js';
 

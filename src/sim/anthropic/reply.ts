@@ -6,8 +6,7 @@
  * content_block_stop, a ping after the first block starts, message_delta (stop reason,
  * cumulative usage), message_stop. A `[[stream-error]]` stream ends with an error event instead.
  */
-import { sha256Hex } from '../../core/canonical.js';
-import { messageEvent, type WireEvent } from '../../dialects/anthropic-messages/client-render.js';
+import { sha256Hex } from '../hash.js';
 import type { ReplyPlan } from '../replies.js';
 import type { CacheUsage } from './prompt-cache.js';
 import { renderReplyTurn, type Segment } from './render.js';
@@ -70,8 +69,9 @@ export function messageObject(meta: ReplyMeta, blocks: readonly Block[], plan: R
 /** `event: TYPE\ndata: JSON\n\n` frames. With `failure`, the stream breaks after half the text. */
 export function streamFrames(meta: ReplyMeta, blocks: readonly Block[], plan: ReplyPlan, usage: Record<string, unknown>, failure: Record<string, unknown> | null): string[] {
   const out: string[] = [];
+  // Each event's `event:` line names its data's `type`, as the API writes them.
   const emit = (data: Record<string, unknown>): void => {
-    out.push(messageEvent(data as WireEvent));
+    out.push(`event: ${String(data.type)}\ndata: ${JSON.stringify(data)}\n\n`);
   };
   // message_start: input and cache figures, an early output count, no output breakdown yet.
   const startUsage: Record<string, unknown> = { ...usage, output_tokens: 1 };

@@ -3,7 +3,7 @@
  * cancelled by shared code): the fields the simulator uses and the shape checks the API makes.
  * Throws SimError (400) with the API's field path (`messages.1.content.0.type`) in the message.
  */
-import { canonicalJson } from '../../core/canonical.js';
+import { canonicalJson } from '../hash.js';
 import { SimError } from '../errors.js';
 import { isObject } from '../request.js';
 

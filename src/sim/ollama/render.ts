@@ -4,7 +4,7 @@
  * extends the other's (the prefix the KV slot reuses). Like Ollama's templates, call arguments
  * render with sorted keys (Go marshals a map sorted) and call ids are not rendered at all.
  */
-import { canonicalJson, sha256Hex } from '../../core/canonical.js';
+import { canonicalJson, sha256Hex } from '../hash.js';
 import type { OllamaWireMessage } from './request.js';
 
 export function renderOllamaPrompt(tools: readonly unknown[], messages: readonly OllamaWireMessage[]): string {

@@ -10,7 +10,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { sha256Hex } from '../../core/canonical.js';
+import { sha256Hex } from '../hash.js';
 import { ReplicaCache } from '../cache.js';
 import { directedError, SimError, streamFailure } from '../errors.js';
 import { MODES } from '../modes.js';
@@ -19,9 +19,8 @@ import { planReply, type ReplyPlan } from '../replies.js';
 import { Router } from '../routing.js';
 import { BLOCK_TOKENS, countTokens, TokenSeq } from '../tokens.js';
 import type { SimOptions } from '../types.js';
-import { functionCallItem, messageItem } from '../../dialects/openai-responses/stream-events.js';
 import { openReasoning, sealReasoning } from './encrypted.js';
-import { responseObject, streamEvents, type Item, type ResponseMeta } from './events.js';
+import { functionCallItem, messageItem, responseObject, streamEvents, type Item, type ResponseMeta } from './events.js';
 import { renderResponsesPrompt, responsesBoundaries } from './render.js';
 import { checkCacheFields, type PartsAt } from '../cache-fields.js';
 import { readAndWrite as readAndWriteAt } from '../prompt-breakpoints.js';

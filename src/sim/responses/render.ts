@@ -8,9 +8,8 @@
  * after the last user message, so a new turn's first request differs from the last request of the
  * turn before at its first reasoning item (docs/decisions.md, Responses keep_reasoning).
  */
-import { canonicalJson, sha256Hex } from '../../core/canonical.js';
+import { canonicalJson, sha256Hex, utf8Length } from '../hash.js';
 import { openReasoning } from './encrypted.js';
-import { utf8Length } from '../../core/estimate.js';
 import type { Boundary } from '../prompt-breakpoints.js';
 import { isObject } from '../request.js';
 import { itemText, type InputItem, type ResponsesRequest } from './request.js';
