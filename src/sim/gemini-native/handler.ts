@@ -48,9 +48,12 @@ const CACHE = /^\/v1beta\/cachedContents(?:\/([^/:]+))?$/;
 /** Implicit caching's minimum (ai.google.dev caching page, 2.5 Flash). */
 const MIN_IMPLICIT_TOKENS = 1024;
 
+export type GeminiAction = 'generateContent' | 'streamGenerateContent' | 'countTokens';
+
 export interface GeminiRecord {
   seq: number;
   path: string;
+  action: GeminiAction;
   model: string | null;
   stream: boolean;
   status: number;
@@ -66,6 +69,7 @@ export interface GeminiRecord {
 }
 
 export interface GeminiNativeStats {
+  /** generateContent and streamGenerateContent calls (countTokens is free). */
   requests: number;
   ok: number;
   errors: number;
@@ -127,7 +131,7 @@ export class GeminiNativeSim {
   #reply(req: IncomingMessage, url: URL, bodyText: string): Reply {
     const method = req.method ?? 'GET';
     const action = MODEL_ACTION.exec(url.pathname);
-    const record = action === null ? null : this.#record(url.pathname, modelId(decodeURIComponent(action[1]!)));
+    const record = action === null ? null : this.#record(url.pathname, action[2] as GeminiAction, modelId(decodeURIComponent(action[1]!)));
     try {
       this.#authorise(req, url);
       if (action !== null) {
@@ -277,9 +281,9 @@ export class GeminiNativeSim {
     return model(modelId(decodeURIComponent(id)));
   }
 
-  #record(path: string, model: string): GeminiRecord {
+  #record(path: string, action: GeminiAction, model: string): GeminiRecord {
     const record: GeminiRecord = {
-      seq: this.records.length + 1, path, model, stream: false, status: 0, error: null, promptTokens: 0, cachedTokens: 0, cachedContent: null,
+      seq: this.records.length + 1, path, action, model, stream: false, status: 0, error: null, promptTokens: 0, cachedTokens: 0, cachedContent: null,
       candidatesTokens: 0, thoughtsTokens: 0, signatures: { returned: 0, dropped: 0 }, receivedAt: this.#now(),
     };
     this.records.push(record);
@@ -289,7 +293,7 @@ export class GeminiNativeSim {
   stats(): GeminiNativeStats {
     const out: GeminiNativeStats = { requests: 0, ok: 0, errors: 0, promptTokens: 0, cachedTokens: 0, cachedContents: this.#store.stats(this.#now()) };
     for (const r of this.records) {
-      if (!r.path.endsWith('Content')) continue;
+      if (r.action === 'countTokens') continue;
       out.requests++;
       if (r.status === 200) out.ok++;
       else if (r.status >= 400) out.errors++;
