@@ -14,6 +14,7 @@ const commands: Record<string, { summary: string; load: () => Promise<Command> }
   summary: { summary: 'add or revoke a reviewed summary of a span of a session', load: async () => (await import('./summary.js')).summaryCommand },
   sim: { summary: 'run the simulated upstream', load: async () => (await import('./sim.js')).simCommand },
   sessions: { summary: 'list stored sessions: requests, tokens, token cache rate, cost', load: async () => (await import('./sessions.js')).sessionsCommand },
+  keys: { summary: 'add, list, revoke client keys in PostgreSQL, or set their budgets, without a restart', load: async () => (await import('./keys.js')).keysCommand },
   migrate: { summary: 'move every session log between the file store and PostgreSQL, then replay every digest', load: async () => (await import('./migrate.js')).migrateCommand },
   models: { summary: 'per route: context, output reserve and prices the proxy will use, and their sources', load: async () => (await import('./models.js')).modelsCommand },
   stats: { summary: 'one session\'s requests and totals: cached, written, reuse, break causes, cost', load: async () => (await import('./stats.js')).statsCommand },

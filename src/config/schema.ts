@@ -157,6 +157,7 @@ export const storeSchema = table({
   pool: positiveInt().optional(),
   lock_wait_seconds: z.number({ error: 'expected a number of seconds > 0' }).positive({ error: 'expected a number of seconds > 0' }).optional(),
   connect_timeout_seconds: z.number({ error: 'expected a number of seconds > 0' }).positive({ error: 'expected a number of seconds > 0' }).optional(),
+  key_refresh_seconds: z.number({ error: 'expected a number of seconds > 0' }).positive({ error: 'expected a number of seconds > 0' }).optional(),
 });
 
 export const configSchema = table({

@@ -163,6 +163,8 @@ export interface StoreConfig {
   lockWaitMs: number;
   /** How long a new database connection may take before a request hears `store_unavailable`. */
   connectTimeoutMs: number;
+  /** How often a replica looks for keys added, revoked or changed with `proxy keys`. */
+  keyRefreshMs: number;
 }
 
 export interface Config {

@@ -6,7 +6,8 @@ import type { Store } from '../store/types.js';
 import { createMetrics, type Metrics } from '../metrics/registry.js';
 import { SessionManager } from '../session/manager.js';
 import { buildApp } from './app.js';
-import { checkExposure } from './client-auth.js';
+import { checkExposure, ClientAuth } from './client-auth.js';
+import { KeyRefresh } from './key-refresh.js';
 import { ClientLimits } from './client-limits.js';
 import { Drain } from './drain.js';
 import { SpendLedger } from './spend-ledger.js';
@@ -31,7 +32,6 @@ export interface RunningProxy {
 }
 
 export async function startProxy(config: Config, opts: { now?: () => Date; logger?: FastifyBaseLogger; warn?: (line: string) => void } = {}): Promise<RunningProxy> {
-  checkExposure(config);
   const now = opts.now ?? (() => new Date());
   const images = new ImageStore(config.dataDir, { durable: config.sessions.durability === 'fsync' });
   const metrics = createMetrics();
@@ -44,9 +44,9 @@ export async function startProxy(config: Config, opts: { now?: () => Date; logge
       for (const kind of hits) metrics.redactions.inc({ kind });
     },
   });
+  const warn = opts.warn ?? (opts.logger === undefined ? (line: string) => process.stderr.write(`prefix-proxy: ${line}\n`) : (line: string) => opts.logger!.warn(line));
   const sessions = new SessionManager(store, {
-    now, idleMs: config.sessions.idleMinutes * 60_000, maxLive: config.sessions.maxLive, maxLiveBytes: config.sessions.maxLiveMb * 2 ** 20,
-    warn: opts.warn ?? (opts.logger === undefined ? (line) => process.stderr.write(`prefix-proxy: ${line}\n`) : (line) => opts.logger!.warn(line)),
+    now, idleMs: config.sessions.idleMinutes * 60_000, maxLive: config.sessions.maxLive, maxLiveBytes: config.sessions.maxLiveMb * 2 ** 20, warn,
   });
   try {
     await sessions.init();
@@ -64,8 +64,21 @@ export async function startProxy(config: Config, opts: { now?: () => Date; logge
     now: clock, metrics, ...(opened === undefined ? {} : { ledger: opened.ledger }), ...(store.ledger === undefined ? {} : { shared: store.ledger }),
   });
   const tracing = await createTracing(config.tracing);
+  // Keys made with `proxy keys` (PostgreSQL): loaded before the first request, then looked for every few seconds.
+  const auth = new ClientAuth(config.auth);
+  const keyRefresh = store.keys === undefined ? undefined : new KeyRefresh(store.keys, auth, warn);
+  try {
+    await keyRefresh?.refresh();
+    // Keys in the store count as keys asked for, as the config's do.
+    if (!auth.enabled) checkExposure(config);
+  } catch (err) {
+    await sessions.close();
+    await store.close();
+    throw err;
+  }
+  keyRefresh?.start(config.store.keyRefreshMs);
   const drain = new Drain();
-  const app = buildApp({ config, sessions, upstreams, images, metrics, limits, store, now, tracing, drain, ...(opts.logger === undefined ? {} : { logger: opts.logger }) });
+  const app = buildApp({ config, sessions, upstreams, images, metrics, limits, store, now, tracing, drain, auth, ...(opts.logger === undefined ? {} : { logger: opts.logger }) });
   await app.listen({ host: config.listen.host, port: config.listen.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
@@ -75,6 +88,7 @@ export async function startProxy(config: Config, opts: { now?: () => Date; logge
     app, sessions, store, metrics,
     drain: (graceMs = config.drainMs) => drain.drain(app.server, graceMs),
     async close() {
+      keyRefresh?.stop();
       await app.close();
       await upstreams.close();
       await sessions.close();

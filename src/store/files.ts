@@ -88,6 +88,8 @@ export class FileStore extends LogStore implements Store {
 
   /** Budgets stay in the process, with client-spend.jsonl (src/proxy/spend-ledger.ts). */
   readonly ledger = undefined;
+  /** Keys are the config's `[auth] keys`. */
+  readonly keys = undefined;
 
   /** The files are the process's own disk: ready while the process is. */
   ping(): Promise<void> {

@@ -5,6 +5,7 @@
  * exact line the file backend writes, and each line at the byte offset it has in that file, so a
  * start point, a digest and `proxy replay` mean the same thing in either.
  */
+import type { BudgetPeriod, ClientKey } from '../config/types.js';
 import type { EventBody, LogEvent } from '../core/events.js';
 import type { TornTail } from '../log/log-line.js';
 import type { LogRead, ReadOptions } from '../log/reader.js';
@@ -90,6 +91,25 @@ export interface ClientLedger {
   charge(entry: { client: string; ts: number; usd: number }): Promise<void>;
 }
 
+/** A client key made by `proxy keys add`: a config key's fields, and when it was made and revoked. */
+export interface StoredKey extends ClientKey {
+  createdAt: string;
+  revokedAt: string | undefined;
+}
+
+/** Client keys kept in the store, changed without a restart (`proxy keys`; the database store only). */
+export interface KeyStore {
+  add(key: Omit<StoredKey, 'createdAt' | 'revokedAt'>): Promise<void>;
+  /** Every key, revoked ones included, by name. */
+  list(): Promise<StoredKey[]>;
+  revoke(name: string): Promise<void>;
+  setBudget(name: string, usd: number | undefined, period: BudgetPeriod | undefined): Promise<void>;
+  /** Moves on every change: a replica reloads the keys when it has. */
+  version(): Promise<number>;
+  /** USD the key has spent since `from` (ms; -Infinity: all time), from the shared ledger. */
+  spent(name: string, from: number): Promise<number>;
+}
+
 export interface Store {
   readonly kind: 'files' | 'postgres';
   /** The log's name in messages (a file path for the file store); checks the id. */
@@ -124,6 +144,8 @@ export interface Store {
   locate(query: { explicitId: string | undefined; tips: readonly string[] }): Promise<unknown[]>;
   /** Budgets and rates shared by replicas; undefined for the file store (one process). */
   readonly ledger: ClientLedger | undefined;
+  /** Client keys changed without a restart; undefined for the file store (its keys are the config's). */
+  readonly keys: KeyStore | undefined;
   /** Resolves when the store answers (a readiness probe): PostgreSQL is asked `SELECT 1` within a second. */
   ping(): Promise<void>;
   /** Releases connections; open writers must be closed first. */

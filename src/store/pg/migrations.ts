@@ -69,4 +69,25 @@ CREATE TABLE client_rate (
 );
 `,
   },
+  {
+    version: 3,
+    name: 'client keys',
+    sql: `
+-- Client keys made with \`proxy keys add\`, beside the config's [auth] keys: only the key's SHA-256
+-- is kept. rev orders the changes (add, revoke, set-budget) so replicas reload only when one happened.
+CREATE SEQUENCE client_key_rev;
+CREATE TABLE client_keys (
+  name                text             PRIMARY KEY,
+  sha256              text             NOT NULL UNIQUE,
+  models              text[],
+  budget_usd          double precision,
+  budget_period       text             NOT NULL DEFAULT 'month',
+  requests_per_minute integer,
+  admin               boolean          NOT NULL DEFAULT false,
+  created_at          timestamptz      NOT NULL DEFAULT now(),
+  revoked_at          timestamptz,
+  rev                 bigint           NOT NULL DEFAULT nextval('client_key_rev')
+);
+`,
+  },
 ];

@@ -11,6 +11,7 @@ import type { LogRead, ReadOptions } from '../../log/reader.js';
 import type { RedactionListener } from '../../log/session-log.js';
 import type { IndexSnapshot, OpenOptions, SessionWriter, Store } from '../types.js';
 import { PgClientLedger } from './client-ledger.js';
+import { PgKeyStore } from './client-keys.js';
 import { migrate } from './migrate.js';
 import { rowsToEvents, type EventRow } from './rows.js';
 import { PgSessionLog } from './session-log.js';
@@ -39,11 +40,13 @@ export class PgStore implements Store {
   readonly #opts: PgStoreOptions;
   readonly #openHere = new Set<string>();
   readonly ledger: PgClientLedger;
+  readonly keys: PgKeyStore;
 
   private constructor(pool: pg.Pool, opts: PgStoreOptions) {
     this.#pool = pool;
     this.#opts = opts;
     this.ledger = new PgClientLedger(pool);
+    this.keys = new PgKeyStore(pool);
   }
 
   /** Connects, checks the database keeps text as UTF-8 (lines are stored byte for byte) and migrates it. */
