@@ -164,6 +164,13 @@ export const PRESETS = {
     ...chat, baseUrl: 'https://generativelanguage.googleapis.com/v1beta/openai', apiKeyEnv: 'GEMINI_API_KEY',
     reasoningOut: 'none', cacheKey: 'header', catalogue: 'google', genAi: 'gcp.gemini',
   },
+  // Gemini's own API (the gemini dialect): thought signatures go back on the parts that carried them,
+  // to their origin only; no reasoning text back; no session key or affinity header (its implicit
+  // cache reads the prefix, which the window keeps byte-stable); the key as x-goog-api-key.
+  gemini: {
+    ...chat, wire: 'gemini', baseUrl: 'https://generativelanguage.googleapis.com/v1beta', apiKeyEnv: 'GEMINI_API_KEY',
+    fromEnv: false, reasoningOut: 'none', cacheKey: 'off', catalogue: 'google', genAi: 'gcp.gemini',
+  },
   // An unknown compatible server: reasoning_content, the field DeepSeek, SGLang and Qwen's chat
   // templates read; the key as prompt_cache_key and both common affinity headers, which a server
   // that knows neither ignores (docs/decisions.md, Session keys).

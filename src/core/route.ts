@@ -3,7 +3,7 @@
  * `src/config`; cache hints are computed by `src/cache-hints` and handed over as `WireHints`.
  */
 
-export type WireFormat = 'openai-chat' | 'anthropic-messages' | 'ollama-chat' | 'openai-responses';
+export type WireFormat = 'openai-chat' | 'anthropic-messages' | 'ollama-chat' | 'openai-responses' | 'gemini';
 
 /** How an assistant message's thinking text goes back on the openai-chat wire. */
 export type ReasoningOut = 'reasoning_content' | 'reasoning' | 'none';

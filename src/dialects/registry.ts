@@ -6,6 +6,8 @@ import { ProxyError } from '../core/errors.js';
 import type { WireFormat } from '../core/route.js';
 import { anthropicMessages } from './anthropic-messages/index.js';
 import { anthropicMessagesInbound } from './anthropic-messages/inbound.js';
+import { gemini } from './gemini/index.js';
+import { geminiInbound } from './gemini/inbound.js';
 import { ollamaChat } from './ollama-chat/index.js';
 import { openaiChat } from './openai-chat/index.js';
 import { openaiChatInbound } from './openai-chat/inbound.js';
@@ -18,6 +20,7 @@ export const DIALECTS: Readonly<Record<WireFormat, Dialect | undefined>> = {
   'anthropic-messages': anthropicMessages,
   'ollama-chat': ollamaChat,
   'openai-responses': openaiResponses,
+  gemini,
 };
 
 /** The dialect for a wire format; `internal_error` for one not built yet (config should refuse it first). */
@@ -28,4 +31,4 @@ export function dialectFor(wire: WireFormat): Dialect {
 }
 
 /** The wires clients may speak to the proxy; each serves its own paths through the one pipeline. */
-export const INBOUND_DIALECTS: readonly InboundDialect[] = [openaiChatInbound, anthropicMessagesInbound, openaiResponsesInbound];
+export const INBOUND_DIALECTS: readonly InboundDialect[] = [openaiChatInbound, anthropicMessagesInbound, openaiResponsesInbound, geminiInbound];

@@ -211,11 +211,22 @@ export interface ClientStream {
 /** Request headers as node gives them. */
 export type ClientHeaders = Readonly<Record<string, string | string[] | undefined>>;
 
+/**
+ * Where a request came in: the route pattern it matched, its path parameters and its query. A wire
+ * that names the model or the credential outside the body (Gemini's `/models/{model}:generateContent`,
+ * `?key=`) reads them here; the others ignore it.
+ */
+export interface RequestTarget {
+  route: string;
+  params: Readonly<Record<string, string | undefined>>;
+  query: Readonly<Record<string, string | undefined>>;
+}
+
 /** A token count for a client that asks for one, in its wire's shapes. */
 export interface CountTokensEndpoint {
   path: string;
   /** The body as the conversation endpoint reads it (less what only a reply needs, like `max_tokens`). */
-  parse(body: unknown, images: ImageSink): ClientRequest;
+  parse(body: unknown, images: ImageSink, target?: RequestTarget): ClientRequest;
   /** The answer, when the proxy counted (estimated) it itself. */
   render(inputTokens: number): unknown;
 }
@@ -229,10 +240,10 @@ export interface InboundDialect {
   /** The body's top-level list that grows with the conversation: parsed only past what an earlier body shared (src/proxy/body-memo.ts). */
   bodyList: string;
   /** The credential the client sent, in the header this wire's clients use; passed through when the provider has none. */
-  apiKey(headers: ClientHeaders): string | undefined;
+  apiKey(headers: ClientHeaders, target?: RequestTarget): string | undefined;
   countTokens?: CountTokensEndpoint;
   /** Validate and read a parsed JSON body; throws a ProxyError (4xx) naming the bad field. */
-  parse(body: unknown, images: ImageSink): ClientRequest;
+  parse(body: unknown, images: ImageSink, target?: RequestTarget): ClientRequest;
   renderReply(reply: NeutralReply, meta: ReplyMeta, req: ClientRequest): unknown;
   openStream(meta: ReplyMeta, req: ClientRequest): ClientStream;
   /** An error as this wire's clients read it (the HTTP status is the error's own). */

@@ -12,15 +12,17 @@ import { dialectFor } from '../dialects/registry.js';
 import type { ClientRequest, CountTokensEndpoint, InboundDialect } from '../dialects/types.js';
 import type { AppDeps } from './app.js';
 import { forwardedHeaders } from './forwarded-headers.js';
+import { requestTarget } from './pipeline/admit.js';
 import { classifyTransportError } from './upstream.js';
 
 export const COUNT_HEADER = 'x-token-count';
 
 export async function countTokens(inbound: InboundDialect, endpoint: CountTokensEndpoint, req: FastifyRequest, reply: FastifyReply, deps: AppDeps): Promise<void> {
   // Asked for a client key as a conversation is: the count may go to the upstream on the proxy's credential.
-  const presented = inbound.apiKey(req.headers);
+  const target = requestTarget(req);
+  const presented = inbound.apiKey(req.headers, target);
   const key = deps.auth?.identify(presented);
-  const client = endpoint.parse(req.body, (url, detail, param) => deps.images.put(url, detail, param));
+  const client = endpoint.parse(req.body, (url, detail, param) => deps.images.put(url, detail, param), target);
   const route = resolveRoute(deps.config, client.model);
   deps.auth?.allow(key, route.name);
   const dialect = dialectFor(route.dialect.wire);

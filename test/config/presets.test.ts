@@ -4,7 +4,7 @@ import { PRESET_NAMES, PRESETS, isPresetName, presetOf } from '../../src/config/
 describe('presets', () => {
   it('has every preset the design names', () => {
     expect([...PRESET_NAMES].sort()).toEqual([
-      'anthropic', 'baseten', 'cerebras', 'deepseek', 'fireworks', 'gemini-openai', 'generic', 'groq',
+      'anthropic', 'baseten', 'cerebras', 'deepseek', 'fireworks', 'gemini', 'gemini-openai', 'generic', 'groq',
       'ollama', 'openai', 'openai-responses', 'openrouter', 'sglang', 'sim', 'together', 'vllm', 'xai', 'zai',
     ]);
     expect(isPresetName('openai')).toBe(true);
@@ -57,7 +57,8 @@ describe('presets', () => {
     expect(PRESETS.anthropic.wire).toBe('anthropic-messages');
     expect(PRESETS.ollama.wire).toBe('ollama-chat');
     expect(PRESETS['openai-responses'].wire).toBe('openai-responses');
-    const own = ['anthropic', 'ollama', 'openai-responses'];
+    expect(PRESETS.gemini.wire).toBe('gemini');
+    const own = ['anthropic', 'ollama', 'openai-responses', 'gemini'];
     for (const name of PRESET_NAMES.filter((n) => !own.includes(n))) expect(presetOf(name).wire).toBe('openai-chat');
   });
 

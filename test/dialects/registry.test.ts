@@ -6,7 +6,7 @@ import { DIALECTS, dialectFor } from '../../src/dialects/registry.js';
 
 describe('dialect registry', () => {
   it('names every wire format, each dialect under its own wire', () => {
-    const wires: WireFormat[] = ['openai-chat', 'anthropic-messages', 'ollama-chat', 'openai-responses'];
+    const wires: WireFormat[] = ['openai-chat', 'anthropic-messages', 'ollama-chat', 'openai-responses', 'gemini'];
     expect(Object.keys(DIALECTS).sort()).toStrictEqual([...wires].sort());
     for (const [wire, dialect] of Object.entries(DIALECTS)) if (dialect !== undefined) expect(dialect.wire).toBe(wire);
   });

@@ -9,7 +9,7 @@ import { ProxyError } from '../../core/errors.js';
 import { withoutRefused } from '../../dialects/extra-fields.js';
 import { droppedFields, withoutSampling } from '../../dialects/model-params.js';
 import { dialectFor } from '../../dialects/registry.js';
-import type { InboundDialect } from '../../dialects/types.js';
+import type { InboundDialect, RequestTarget } from '../../dialects/types.js';
 import { redactDeep } from '../../log/redact.js';
 import { answerKey } from '../../session/manager.js';
 import { withoutVolatile } from '../../window/volatile-lines.js';
@@ -19,11 +19,17 @@ import { summaryOf } from '../request-log.js';
 import { explicitSessionId } from '../session-id.js';
 import type { Admitted } from './call.js';
 
+/** The route the request matched, its path parameters and query (a wire that names its model in the path reads them). */
+export function requestTarget(req: FastifyRequest): RequestTarget {
+  return { route: req.routeOptions.url ?? '', params: req.params as RequestTarget['params'], query: req.query as RequestTarget['query'] };
+}
+
 /** Read the body in the client's wire, resolve the route. Throws a 4xx for bad input; the key's budget and rate are checked next (`limit`). */
 export function admit(inbound: InboundDialect, req: FastifyRequest, deps: AppDeps): Admitted {
-  const presented = inbound.apiKey(req.headers);
+  const target = requestTarget(req);
+  const presented = inbound.apiKey(req.headers, target);
   const key = deps.auth?.identify(presented);
-  const parsed = inbound.parse(req.body, (url, detail, param) => deps.images.put(url, detail, param));
+  const parsed = inbound.parse(req.body, (url, detail, param) => deps.images.put(url, detail, param), target);
   const route = resolveRoute(deps.config, parsed.model);
   deps.auth?.allow(key, route.name);
   if (key !== undefined) summaryOf(req).client = key.name;
