@@ -162,3 +162,14 @@ describe('countTokens', () => {
     expect(both.status).toBe(400);
   });
 });
+
+describe('transport faults', () => {
+  it('[[reset]] drops the connection before any header; [[reset-mid]] after part of a stream', async () => {
+    await expect(generate({ contents: [user('[[reset]]')] })).rejects.toThrow();
+    const r = await fetch(`${sim.origin}/v1beta/models/${MODEL}:streamGenerateContent?alt=sse&key=${KEY}`, {
+      method: 'POST', body: JSON.stringify({ contents: [user('[[say a reply long enough to be sent in several chunks of text]] [[reset-mid]]')] }),
+    });
+    expect(r.status).toBe(200);
+    await expect(r.text()).rejects.toThrow();
+  });
+});

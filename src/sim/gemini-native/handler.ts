@@ -24,7 +24,8 @@
  * cachedContentTokenCount, candidatesTokenCount, thoughtsTokenCount, totalTokenCount; a zero
  * count is left out, as the API leaves it. Thinking is on unless `thinkingBudget: 0` (or when
  * `[[think ...]]` asks); its summary is a `thought: true` part only with `includeThoughts`.
- * Replies follow the directives (directives.ts) in the last content's text or function responses.
+ * Replies follow the directives (directives.ts) in the last content's text or function responses:
+ * call, say, think, len, error, overflow, slow, stream-error, reset and reset-mid.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -78,9 +79,15 @@ export interface GeminiNativeStats {
   cachedContents: CachedContentStats;
 }
 
+/** `[[reset]]`: drop the connection before any header; `[[reset-mid]]`: after half a stream. */
+interface Drops {
+  reset?: boolean;
+  resetMid?: boolean;
+}
+
 type Reply =
-  | { kind: 'json'; status: number; body: unknown; slowMs: number }
-  | { kind: 'stream'; chunks: Json[]; sse: boolean; slowMs: number };
+  | ({ kind: 'json'; status: number; body: unknown; slowMs: number } & Drops)
+  | ({ kind: 'stream'; chunks: Json[]; sse: boolean; slowMs: number } & Drops);
 
 export class GeminiNativeSim {
   readonly records: GeminiRecord[] = [];
@@ -109,6 +116,10 @@ export class GeminiNativeSim {
     const reply = this.#reply(req, url, bodyText);
     if (reply.slowMs > 0) await sleep(reply.slowMs);
     if (res.destroyed) return;
+    if (reply.reset === true) {
+      res.socket?.destroy();
+      return;
+    }
     if (reply.kind === 'json') {
       const text = JSON.stringify(reply.body);
       res.writeHead(reply.status, { 'content-type': 'application/json; charset=UTF-8', 'content-length': Buffer.byteLength(text) }).end(text);
@@ -120,8 +131,14 @@ export class GeminiNativeSim {
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    for (const chunk of reply.chunks) {
+    for (const [i, chunk] of reply.chunks.entries()) {
       if (res.destroyed) return;
+      if (reply.resetMid === true && i >= Math.ceil(reply.chunks.length / 2)) {
+        // What was written goes out first: the client sees content, then the connection drop.
+        await new Promise<void>((resolve) => res.write('', () => resolve()));
+        res.socket?.destroy();
+        return;
+      }
       res.write(`data: ${JSON.stringify(chunk)}\r\n\r\n`);
       if (reply.slowMs > 0) await sleep(reply.slowMs);
     }
@@ -201,9 +218,11 @@ export class GeminiNativeSim {
     Object.assign(record, { status: 200, cachedTokens: usage.cached, candidatesTokens: usage.candidates, thoughtsTokens: usage.thoughts });
     const finish = req.maxOutputTokens !== null && usage.candidates + usage.thoughts > req.maxOutputTokens ? 'MAX_TOKENS' : 'STOP';
     const meta: ReplyMeta = { responseId: `sim${tokens.digest.slice(0, 20)}`, modelVersion: model };
-    if (!stream) return { kind: 'json', status: 200, body: responseBody(meta, parts, finish, usageMetadata(usage)), slowMs: plan.slowMs };
+    const drops: Drops = { reset: plan.faults.reset, resetMid: plan.faults.resetMid };
+    if (plan.faults.reset) record.error = 'reset';
+    if (!stream) return { kind: 'json', status: 200, body: responseBody(meta, parts, finish, usageMetadata(usage)), slowMs: plan.slowMs, ...drops };
     if (failure !== null) record.error = failure.status;
-    return { kind: 'stream', chunks: streamChunks(meta, parts, finish, usage, failure), sse, slowMs: plan.slowMs };
+    return { kind: 'stream', chunks: streamChunks(meta, parts, finish, usage, failure), sse, slowMs: plan.slowMs, ...drops };
   }
 
   /** The request's prompt: its own, or its cache's with its contents after the cache's. */
