@@ -19,7 +19,7 @@ import { ProxyError } from '../../src/core/errors.js';
 import type { DialectRoute } from '../../src/core/route.js';
 import type { NeutralReply } from '../../src/core/types.js';
 import { replyDeltas } from '../../src/dialects/reply-deltas.js';
-import type { ClientRequest, Dialect, ImageSink, InboundDialect, ReplyMeta } from '../../src/dialects/types.js';
+import type { ClientRequest, Dialect, ImageSink, InboundDialect, ReplyMeta, RequestTarget } from '../../src/dialects/types.js';
 import { chunkings, decodeStream } from './common.case.js';
 
 export interface InboundSuite {
@@ -34,6 +34,8 @@ export interface InboundSuite {
   normalize: (reply: NeutralReply) => NeutralReply;
   /** The request a render case's reply answers (its `opaque` flag set). */
   requestFor: (opaque: boolean) => ClientRequest;
+  /** The proxy's code and param as the wire's error body carries them; absent: `error.code`, `error.param`. */
+  errorFields?: (body: unknown) => { code: unknown; param: unknown };
 }
 
 interface Case {
@@ -43,6 +45,8 @@ interface Case {
   error?: { status: number; code: string; param: string | null };
   reply?: NeutralReply;
   opaque?: boolean;
+  /** Where the request came in, for a wire that reads its path (Gemini's model) or query. */
+  target?: RequestTarget;
 }
 
 export const testImages: ImageSink = (url, detail, _param) => ({ type: 'image', sha256: `len-${url.length}`, mime: 'image/png', tokens: 85, ...(detail === undefined ? {} : { detail }) });
@@ -63,7 +67,7 @@ export function runInboundSuite(suite: InboundSuite): void {
       const name = `${file.slice(0, -'.json'.length)}: ${c.about}`;
       if (c.expected !== undefined) {
         it(`${name}: parses whole`, () => {
-          const { idFields, ...got } = suite.inbound.parse(c.request, testImages);
+          const { idFields, ...got } = suite.inbound.parse(c.request, testImages, c.target);
           expect(got).toStrictEqual(c.expected);
           expect(idFields).toMatchObject(c.request as object);
         });
@@ -73,14 +77,16 @@ export function runInboundSuite(suite: InboundSuite): void {
         it(`${name}: is refused naming the field`, () => {
           let thrown: unknown;
           try {
-            suite.inbound.parse(c.request, testImages);
+            suite.inbound.parse(c.request, testImages, c.target);
           } catch (err) {
             thrown = err;
           }
           expect(thrown).toBeInstanceOf(ProxyError);
           const err = thrown as ProxyError;
           expect({ status: err.status, code: err.code, param: err.param }).toStrictEqual(refusal);
-          expect(suite.inbound.errorBody(err)).toMatchObject({ error: { code: refusal.code, param: refusal.param } });
+          const body = suite.inbound.errorBody(err);
+          if (suite.errorFields === undefined) expect(body).toMatchObject({ error: { code: refusal.code, param: refusal.param } });
+          else expect(suite.errorFields(body)).toStrictEqual({ code: refusal.code, param: refusal.param });
         });
       }
       if (c.reply !== undefined) renderCase(suite, name, c.reply, c.opaque === true);

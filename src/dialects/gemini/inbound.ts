@@ -38,8 +38,9 @@ function toClientRequest(body: unknown, images: ImageSink, target: RequestTarget
     messages: conversation.messages,
     tools: toTools(parsed.body.tools),
     params: toParams(parsed.body),
-    // Gemini CLI sends no session id: its sessions are found by their prefix.
-    idFields: {},
+    // Gemini CLI sends no session id (its sessions are found by their prefix); a body field named in
+    // `[sessions] id_body_fields` still counts, as on the other wires.
+    idFields: parsed.body as Record<string, unknown>,
   };
 }
 
