@@ -90,4 +90,21 @@ CREATE TABLE client_keys (
 );
 `,
   },
+  {
+    version: 4,
+    name: 'claim in one round trip',
+    sql: `
+-- A turn's claim: the session's advisory lock, then what others appended after the claimer's last
+-- seq. One call, one round trip and one transaction. VOLATILE: the read takes its own snapshot
+-- after the lock is granted, so it sees what the previous holder committed while this one waited
+-- (one SELECT holding both would read from a snapshot taken before the wait).
+CREATE FUNCTION claim_session(p_id text, p_after bigint) RETURNS TABLE (seq bigint, off bigint, line text)
+LANGUAGE plpgsql VOLATILE AS $fn$
+BEGIN
+  PERFORM pg_advisory_lock(hashtextextended(p_id, 0));
+  RETURN QUERY SELECT e.seq, e.off, e.line FROM events e WHERE e.session_id = p_id AND e.seq > p_after ORDER BY e.seq;
+END
+$fn$;
+`,
+  },
 ];

@@ -173,26 +173,27 @@ export class PgSessionLog implements SessionWriter {
 
   async #claim(): Promise<CaughtUp> {
     if (this.#claimed !== undefined) return { events: [], offsets: [] };
+    // Our own appends first: what follows them in the table is someone else's.
+    await this.#committedThrough(this.#tail.lastSeq);
     const client = await reaching(() => this.#pool.connect());
     // A connection lost while held (the server restarted, a network cut) takes the lock with it:
     // the next batch fails on it or, sent elsewhere, meets the primary key; never an uncaught error.
     client.on('error', ignore);
+    let rows: EventRow[];
     try {
-      // The connection's lock_timeout (store.ts) bounds the wait.
-      await client.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [this.id]);
+      // The lock and the catch-up read in one call (migrations.ts, claim_session); the connection's
+      // lock_timeout (store.ts) bounds the wait.
+      ({ rows } = await client.query<EventRow>('SELECT seq, off, line FROM claim_session($1, $2)', [this.id, this.#tail.lastSeq]));
     } catch (err) {
       client.off('error', ignore);
-      client.release();
-      if ((err as { code?: string }).code === '55P03') {
-        throw new ProxyError('log_locked', { file: this.#where, pid: `another replica (waited ${this.#lockWaitMs} ms)` });
-      }
+      const timedOut = (err as { code?: string }).code === '55P03';
+      // Failed after the lock was granted, the lock may be held: the connection goes, and the lock with it.
+      client.release(timedOut ? undefined : (err as Error));
+      if (timedOut) throw new ProxyError('log_locked', { file: this.#where, pid: `another replica (waited ${this.#lockWaitMs} ms)` });
       throw asUnavailable(err);
     }
     this.#claimed = client;
     try {
-      // Our own appends first: what follows them in the table is someone else's.
-      await this.#committedThrough(this.#tail.lastSeq);
-      const { rows } = await client.query<EventRow>('SELECT seq, off, line FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq', [this.id, this.#tail.lastSeq]);
       const read = rowsToEvents(rows, this.#where, this.#tail.lastSeq);
       if (read.events.length > 0) {
         this.#tail.addRead(read.events, read.offsets, read.end);
@@ -201,7 +202,7 @@ export class PgSessionLog implements SessionWriter {
       return read;
     } catch (err) {
       await this.#unclaim().catch(() => undefined);
-      throw asUnavailable(err);
+      throw err;
     }
   }
 
