@@ -54,9 +54,11 @@ export const DEFAULT_WIRE_CACHE_MB = 4;
 const SIM = 'sim';
 /**
  * The default `[window] volatile_lines`: Claude Code's attribution line, with or without its
- * per-request nonce (`cch=...`), which otherwise changes the first bytes of every request (docs/inbound.md).
+ * per-request nonce (`cch=...`), which otherwise changes the first bytes of every request, and Gemini
+ * CLI's date line in its `<session_context>` block, which changes the first message of a conversation
+ * resumed on another day (docs/inbound.md).
  */
-export const DEFAULT_VOLATILE_LINES: readonly string[] = ['^x-anthropic-billing-header:'];
+export const DEFAULT_VOLATILE_LINES: readonly string[] = ['^x-anthropic-billing-header:', "^Today's date is .*\\(formatted according to the user's locale\\)\\.$"];
 
 export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
   const problems: ConfigProblem[] = [];

@@ -52,6 +52,8 @@ export const SIDE_SHAPES: readonly Shape[] = [
   { kind: 'title', client: 'Codex', where: 'last-user', marker: 'Generate a concise, single-line task title' },
   { kind: 'title', client: 'opencode', where: 'system', marker: 'You are a title generator' },
   { kind: 'title', client: 'Claude Code', where: 'system', marker: 'You are naming a coding session' },
+  // Gemini CLI's task router: its own system prompt and the conversation's last turns, a side job of the title kind.
+  { kind: 'title', client: 'Gemini CLI', where: 'system', marker: 'You are a specialized Task Routing AI' },
 ];
 
 export interface SideCandidate {

@@ -1,3 +1,4 @@
+import { DEFAULT_VOLATILE_LINES } from '../../src/config/build.js';
 import { describe, expect, it } from 'vitest';
 import { PRESET_NAMES, presetOf } from '../../src/config/presets.js';
 import { listModels, resolveRoute, withSimulator } from '../../src/config/routes.js';
@@ -37,7 +38,7 @@ describe('resolveRoute', () => {
     expect(route.recipe).toEqual({
       version: 'window-v4', route: 'claude', context: 200000, output_reserve: 4000,
       high_water: 156800, low_water: 98000, max_result_tokens: 3266, protected_entries: 4,
-      estimator: 'bytes/3', system: 'append', client_drops: 'absorb', volatile_lines: ['^x-anthropic-billing-header:'],
+      estimator: 'bytes/3', system: 'append', client_drops: 'absorb', volatile_lines: [...DEFAULT_VOLATILE_LINES],
     });
   });
 

@@ -49,6 +49,11 @@ describe('recogniseSide', () => {
     expect(recogniseSide(claude, conv)).toMatchObject({ kind: 'title', client: 'Claude Code' });
   });
 
+  it('Gemini CLI\'s task router (its own system prompt, the last turns, JSON asked for) is a side job of the title kind', () => {
+    const router = req([u('now the tests')], { system: '\nYou are a specialized Task Routing AI. Your sole function is to analyze the user\'s request.' });
+    expect(recogniseSide(router, conv)).toMatchObject({ kind: 'title', client: 'Gemini CLI', tools: 'none' });
+  });
+
   it('the conversation\'s own catalog is kept as offered; a catalog of another shape is not a side request', () => {
     const messages = [...conv.entries.map((e) => e.msg), u(CODEX_COMPACT)];
     expect(recogniseSide(req(messages, { noTools: false, sameCatalog: true }), conv)?.tools).toBe('all');
