@@ -100,11 +100,11 @@ describe('anthropic-messages dialect against the simulator', () => {
     expect(records.map((r) => r.cacheMarkers)).toStrictEqual([1, 1, 1]);
   });
 
-  it('explicit breakpoints (1h): tools, system and history marked; reads grow and writes are one-hour', async () => {
+  it('explicit breakpoints (1h): tools, system and history marked, and the opening once a reply follows it; reads grow and writes are one-hour', async () => {
     const { s, route } = await setup();
     const { replies } = await toolLoop(route, breakpoints, false);
     const records = s.anthropicRequests;
-    expect(records.map((r) => r.cacheMarkers)).toStrictEqual([3, 3, 3]);
+    expect(records.map((r) => r.cacheMarkers)).toStrictEqual([3, 4, 4]);
     expect(records[1]!.cachedTokens).toBeGreaterThan(1500);
     expect(records[2]!.cachedTokens).toBeGreaterThan(records[1]!.cachedTokens);
     for (const r of replies) expect(r.usage?.cache_write_1h_tokens).toBe(r.usage?.cache_write_tokens);
