@@ -5,7 +5,6 @@
  * exact line the file backend writes, and each line at the byte offset it has in that file, so a
  * start point, a digest and `proxy replay` mean the same thing in either.
  */
-import type { BudgetPeriod, ClientKey } from '../config/types.js';
 import type { EventBody, LogEvent } from '../core/events.js';
 import type { TornTail } from '../log/log-line.js';
 import type { LogRead, ReadOptions } from '../log/reader.js';
@@ -91,8 +90,18 @@ export interface ClientLedger {
   charge(entry: { client: string; ts: number; usd: number }): Promise<void>;
 }
 
-/** A client key made by `proxy keys add`: a config key's fields, and when it was made and revoked. */
-export interface StoredKey extends ClientKey {
+export type BudgetPeriod = 'day' | 'month' | 'total';
+
+/** A client key made by `proxy keys add`: a config key's fields (ClientKey's shape), and when it was made and revoked. */
+export interface StoredKey {
+  name: string;
+  /** The key's SHA-256 in hex; never the key. */
+  sha256: string;
+  models: string[] | undefined;
+  budgetUsd?: number;
+  budgetPeriod: BudgetPeriod;
+  requestsPerMinute?: number;
+  admin?: true;
   createdAt: string;
   revokedAt: string | undefined;
 }
