@@ -26,6 +26,7 @@ export class LiveFeed {
   #index: SessionIndex | undefined;
   #poll: NodeJS.Timeout | undefined;
   #heartbeat: NodeJS.Timeout | undefined;
+  #again = false;
   #pending: Promise<unknown> | undefined;
 
   constructor(opts: LiveOptions) {
@@ -41,9 +42,23 @@ export class LiveFeed {
     const index = this.#index;
     if (index === undefined) return;
     index.touch(session);
-    // One read for a burst of answers: the index reads every touched session at once.
-    this.#pending ??= index.entries().catch(() => undefined).finally(() => {
+    this.#read(index);
+  }
+
+  /**
+   * One read for a burst of answers: the index reads every touched session at once. An answer
+   * touched while a read runs may come after that read took the touched set: one more read follows.
+   */
+  #read(index: SessionIndex): void {
+    if (this.#pending !== undefined) {
+      this.#again = true;
+      return;
+    }
+    this.#pending = index.entries().catch(() => undefined).finally(() => {
       this.#pending = undefined;
+      if (!this.#again) return;
+      this.#again = false;
+      this.#read(index);
     });
   }
 

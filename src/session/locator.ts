@@ -8,6 +8,7 @@
 import { chainHashes } from './fingerprint.js';
 import { matchLength, type IncomingMessage } from './incoming.js';
 import { PrefixIndex } from './prefix-index.js';
+import type { NeutralMessage } from '../core/types.js';
 import type { ClientView } from './view.js';
 
 /** What locates a session that is not in memory; saved beside its log. */
@@ -89,7 +90,7 @@ export class Locator {
     for (let i = req.incoming.length - 1; i >= 0; i--) {
       const fp = req.incoming[i]!.fp;
       const hit = fp === undefined ? undefined : this.#index.byLatestReply(fp);
-      if (hit !== undefined) return hit;
+      if (hit !== undefined && isTheReply(live(hit), req.incoming[i]!, req.incoming[i - 1])) return hit;
     }
     return undefined;
   }
@@ -178,4 +179,23 @@ export class Locator {
     }
     return best;
   }
+}
+
+/**
+ * Whether a live session's latest reply is the one the request holds, not only the same text: two
+ * sessions can end on the same short reply ("Done."). A reply with tool calls is told by its call
+ * ids; a reply of text alone by the message it answered, which a compacted history keeps only when
+ * it kept that turn (a text reply after a summary starts a session of its own). A session out of
+ * memory is taken on its reply alone.
+ */
+function isTheReply(view: ClientView | undefined, reply: IncomingMessage, before: IncomingMessage | undefined): boolean {
+  const latest = view?.latestReplyEntry();
+  if (latest === undefined) return true;
+  const ids = callIds(reply.logged);
+  if (ids !== '') return ids === callIds(latest.msg);
+  return latest.prompt === undefined || latest.prompt === before?.key;
+}
+
+function callIds(msg: NeutralMessage): string {
+  return msg.role === 'assistant' ? (msg.tool_calls ?? []).map((c) => c.id).join('\u0000') : '';
 }

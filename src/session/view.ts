@@ -98,9 +98,19 @@ export class ClientView {
 
   /** The fingerprint of the latest reply the client was given, if any. */
   latestReply(): string | undefined {
+    const i = this.#latestReplyAt();
+    return i === undefined ? undefined : replyFingerprint(this.entries[i]!.msg);
+  }
+
+  /** The latest reply, and the key of the message it answered (the entry before it), if any. */
+  latestReplyEntry(): { msg: NeutralMessage; prompt: string | undefined } | undefined {
+    const i = this.#latestReplyAt();
+    return i === undefined ? undefined : { msg: this.entries[i]!.msg, prompt: i === 0 ? undefined : this.entries[i - 1]!.key };
+  }
+
+  #latestReplyAt(): number | undefined {
     for (let i = this.entries.length - 1; i >= 0; i--) {
-      const fp = replyFingerprint(this.entries[i]!.msg);
-      if (fp !== undefined) return fp;
+      if (replyFingerprint(this.entries[i]!.msg) !== undefined) return i;
     }
     return undefined;
   }

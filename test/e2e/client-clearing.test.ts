@@ -1,5 +1,5 @@
 /**
- * Client-side clearing through the proxy (docs/decisions/0002-client-clearing.md): an agent loop on
+ * Client-side clearing through the proxy (docs/decisions/0005-client-clearing.md): an agent loop on
  * the official client reads files for 44 steps in a 12K window that trims, and clears its old tool
  * results in place the way qwen-code does (every result but the newest five, all tools) and the way
  * Claude Code's microcompact does (results of its compactable tools only, Read here, but the newest

@@ -92,6 +92,20 @@ describe('SessionManager', () => {
     expect(b2.plan.kind).toBe('append');
   });
 
+  it('two conversations ending on the same reply text: a request under a new head holding one of them is not drawn into the other', async () => {
+    const m = await manager();
+    const done = reply('Done.');
+    const a = await run(m, [u('task a')], done, { system: 'sys a' });
+    const b = await run(m, [u('task b')], done, { system: 'sys b' });
+    // Conversation a again, its head changed (another system prompt): b's latest reply is the same
+    // text, but it answered another message.
+    const again = await run(m, [u('task a'), asAssistant(done), u('more a')], reply('ok'), { system: 'sys a, changed' });
+    expect(again.session.id).not.toBe(b.session.id);
+    expect((await events(b.session.id)).some((e) => e.type === 'client.rewrite')).toBe(false);
+    expect((await events(b.session.id)).filter((e) => e.type === 'client.msg').map((e) => e.type === 'client.msg' && e.msg.content)).toStrictEqual(['sys b', 'task b']);
+    void a;
+  });
+
   it('a compacted history under an explicit id: a rewrite in the same session, the kept reply with its thinking', async () => {
     const m = await manager();
     const r1 = reply('r1', 'thought one');
