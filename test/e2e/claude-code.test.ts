@@ -6,17 +6,15 @@
  * Through the Anthropic wire and a chat wire: no upstream 4xx, every request after the first reads
  * its predecessor's prefix from the simulator's cache, the files are written, and replay passes.
  */
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLAUDE, runClaude, workspace } from './claude-code-run.js';
 import { replayAll } from './harness.js';
 import { startWiresWorld, wire, type WiresWorld } from './wires-world.js';
 import { wholeBlockTokens } from './wire-prefix.js';
-
-const CLAUDE = join(process.cwd(), 'node_modules', '@anthropic-ai', 'claude-code', 'bin', 'claude.exe');
 
 let w: WiresWorld;
 beforeAll(async () => {
@@ -44,59 +42,6 @@ afterAll(async () => {
   await w?.close();
 });
 
-interface RunResult {
-  code: number | null;
-  json: { result?: string; is_error?: boolean; num_turns?: number; subtype?: string } | undefined;
-  stderr: string;
-  ws: string;
-}
-
-/** The step files: each tool's output is the directive for the next call. */
-async function workspace(): Promise<{ ws: string; prompt: string }> {
-  const ws = await mkdtemp(join(tmpdir(), 'pp-cc-ws-'));
-  const call = (name: string, input: object) => `[[call ${name} ${JSON.stringify(input)}]]`;
-  await writeFile(join(ws, 'step1.txt'), `${call('Read', { file_path: join(ws, 'step2.txt') })}\n`);
-  await writeFile(join(ws, 'step2.txt'), `${call('Write', { file_path: join(ws, 'out.txt'), content: 'hello from the simulator\n' })} ${call('Bash', { command: 'cat step3.txt', description: 'Read step 3' })}\n`);
-  await writeFile(join(ws, 'step3.txt'), `${call('Bash', { command: 'cat out.txt && cat step4.txt', description: 'Check the output' })}\n`);
-  await writeFile(join(ws, 'step4.txt'), `${call('Read', { file_path: join(ws, 'step5.txt') })}\n`);
-  await writeFile(join(ws, 'step5.txt'), '[[say All six steps are done.]]\n');
-  return { ws, prompt: `Follow the steps. ${call('Bash', { command: 'cat step1.txt', description: 'Read step 1' })}` };
-}
-
-function runClaude(model: string, prompt: string, ws: string, home: string): Promise<RunResult> {
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
-    HOME: home,
-    ANTHROPIC_BASE_URL: w.proxy.url,
-    ANTHROPIC_API_KEY: 'sk-ant-proxy-test',
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-    DISABLE_TELEMETRY: '1',
-    DISABLE_AUTOUPDATER: '1',
-    DISABLE_ERROR_REPORTING: '1',
-    DISABLE_BUG_COMMAND: '1',
-    CLAUDE_CODE_ENABLE_TELEMETRY: '0',
-    IS_SANDBOX: '1',
-  };
-  const args = ['-p', prompt, '--output-format', 'json', '--model', model, '--allowedTools', 'Bash', 'Read', 'Write', '--max-turns', '12', '--dangerously-skip-permissions'];
-  return new Promise((resolve, reject) => {
-    const child = spawn(CLAUDE, args, { cwd: ws, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      let json: RunResult['json'];
-      try {
-        json = JSON.parse(stdout) as RunResult['json'];
-      } catch {
-        json = undefined;
-      }
-      resolve({ code, json, stderr: stderr + stdout.slice(0, 2000), ws });
-    });
-  });
-}
-
 describe('Claude Code, headless, through the proxy', () => {
   it('has its binary installed (npm ci installs the pinned package and its native binary)', () => {
     expect(existsSync(CLAUDE), CLAUDE).toBe(true);
@@ -117,7 +62,7 @@ describe('Claude Code, headless, through the proxy', () => {
       const home = await mkdtemp(join(tmpdir(), 'pp-cc-home-'));
       const { ws, prompt } = await workspace();
       try {
-        const run = await runClaude(model, prompt, ws, home);
+        const run = await runClaude({ base: w.proxy.url, key: 'sk-ant-proxy-test', model, prompt, ws, home });
         expect(run.code, run.stderr).toBe(0);
         expect(run.json?.is_error, run.stderr).toBe(false);
         expect(run.json?.result).toContain('All six steps are done.');
