@@ -37,12 +37,16 @@ export class LiveFeed {
     this.#index = index;
   }
 
-  /** The pipeline recorded the reply to a request of `session` (called after the log's sync). */
+  /**
+   * The pipeline recorded the reply to a request of `session` (called after the log's sync). The
+   * index only notes it unless someone watches: reading the session's log after every answer is
+   * work per request that only a watcher needs (the API reads what was noted when it is asked).
+   */
   answered(session: string): void {
     const index = this.#index;
     if (index === undefined) return;
     index.touch(session);
-    this.#read(index);
+    if (this.#watchers.size > 0) this.#read(index);
   }
 
   /**
