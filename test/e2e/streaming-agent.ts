@@ -14,9 +14,11 @@ export interface AgentResult {
   errors: string[];
   /** Answers that ended without a finish reason, or shorter than asked: a cut stream. */
   cut: number;
+  /** The error that ended the agent, when `fatal` said so (a spent budget). */
+  ended?: string;
 }
 
-export async function streamingAgent(client: OpenAI, opts: { id: string; model: string; stop: () => boolean; maxTurns?: number; slowMs?: number; len?: number; headers?: Record<string, string> }): Promise<AgentResult> {
+export async function streamingAgent(client: OpenAI, opts: { id: string; model: string; stop: () => boolean; maxTurns?: number; slowMs?: number; len?: number; headers?: Record<string, string>; fatal?: (err: unknown) => boolean }): Promise<AgentResult> {
   const messages: ChatCompletionMessageParam[] = [{ role: 'system', content: `You are agent ${opts.id}.` }];
   const out: AgentResult = { answers: [], errors: [], cut: 0 };
   const len = opts.len ?? 20;
@@ -31,6 +33,10 @@ export async function streamingAgent(client: OpenAI, opts: { id: string; model: 
         finish = c.choices[0]?.finish_reason ?? finish;
       }
     } catch (err) {
+      if (opts.fatal?.(err) === true) {
+        out.ended = (err as Error).message;
+        break;
+      }
       out.errors.push((err as Error).message);
       // The next turn sends the same question again, as an agent's retry would.
       turn--;
