@@ -281,6 +281,10 @@ function buildModel(
     problems.push({ key: `${at}.prompt_cache_breakpoints`, detail: `OpenAI's breakpoints go on the Chat Completions or Responses wire; ${providerEntry.preset} speaks ${preset.wire}` });
     return undefined;
   }
+  if (entry.gemini_cache === 'explicit' && preset.wire !== 'gemini') {
+    problems.push({ key: `${at}.gemini_cache`, detail: `explicit context caches are Gemini's own API; ${providerEntry.preset} speaks ${preset.wire}` });
+    return undefined;
+  }
   const fallback = entry.fallback ?? [];
   for (const [i, other] of fallback.entries()) {
     const otherEntry = Object.hasOwn(entries, other) ? entries[other] : undefined;
@@ -303,6 +307,7 @@ function buildModel(
     cacheControl: entry.cache_control ?? preset.cacheControl,
     ...(entry.cache_control_at === undefined ? {} : { cacheControlAt: entry.cache_control_at }),
     ...(entry.prompt_cache_breakpoints === undefined ? {} : { promptCacheBreakpoints: entry.prompt_cache_breakpoints }),
+    ...(entry.gemini_cache === undefined ? {} : { geminiCache: entry.gemini_cache }),
     reasoningOut: entry.reasoning ?? preset.reasoningOut,
     ...(entry.max_tokens_field === undefined ? {} : { maxTokensField: entry.max_tokens_field }),
     system: entry.system ?? 'follow',

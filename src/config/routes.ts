@@ -44,6 +44,8 @@ export interface Route {
   codexHeaders: boolean;
   /** OpenAI's GPT-5.6+ breakpoints and the mode they go with; `off`: neither field is sent. */
   promptCache: 'off' | 'implicit' | 'explicit';
+  /** Gemini: `explicit` holds each session's stable prefix in a `cachedContents` entry (src/proxy/gemini-caches.ts). */
+  geminiCache?: 'explicit';
   timeouts: Timeouts;
   /** Context and prices with their sources (`proxy models`). */
   figures: RouteFigures;
@@ -238,6 +240,7 @@ function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig, c
     reasoningModel: preset.openaiModels && isOpenAIReasoningModel(model.model),
     codexHeaders: provider.codexHeaders,
     promptCache: promptCacheOf(model, preset, provider),
+    ...(model.geminiCache === 'explicit' ? { geminiCache: 'explicit' as const } : {}),
     timeouts: provider.timeouts,
     figures: model.figures,
     deployments: [deploymentOf(provider)],

@@ -88,6 +88,8 @@ export const priceSchema = table({
   cache_write: nonNegativeNumber().optional(),
   cache_write_1h: nonNegativeNumber().optional(),
   output: nonNegativeNumber().optional(),
+  /** USD per million token-hours an explicit context cache is stored (Gemini); the catalogue has none. */
+  cache_storage: nonNegativeNumber().optional(),
 });
 
 export const modelSchema = table({
@@ -103,6 +105,8 @@ export const modelSchema = table({
   cache_control_at: oneOf(['top-level', 'breakpoints']).optional(),
   /** OpenAI GPT-5.6+ `prompt_cache_breakpoint` markers; `auto`: where the model and the upstream take them. */
   prompt_cache_breakpoints: oneOf(['auto', 'off', 'implicit', 'explicit']).optional(),
+  /** Gemini's wire: `explicit` also holds each session's long stable prefix in a `cachedContents` entry. */
+  gemini_cache: oneOf(['implicit', 'explicit']).optional(),
   reasoning: oneOf(['reasoning_content', 'reasoning', 'none']).optional(),
   /** openai-chat: the field the output limit goes in; absent: the preset's rule (docs/wires.md). */
   max_tokens_field: oneOf(['max_tokens', 'max_completion_tokens']).optional(),

@@ -93,6 +93,8 @@ export interface ModelConfig {
   cacheControlAt?: 'top-level' | 'breakpoints';
   /** `prompt_cache_breakpoints`; absent: `auto`. */
   promptCacheBreakpoints?: PromptCacheSetting;
+  /** `gemini_cache`; absent: `implicit`. */
+  geminiCache?: 'implicit' | 'explicit';
   reasoningOut: ReasoningOut;
   /** `max_tokens_field`; absent: the preset's rule. */
   maxTokensField?: 'max_tokens' | 'max_completion_tokens';

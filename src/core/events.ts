@@ -107,6 +107,12 @@ export interface HintsRecord {
    * older logs and where the route sends none.
    */
   prompt_cache?: { mode: 'implicit' | 'explicit'; marks: number[] };
+  /**
+   * Gemini's explicit context cache the request read: its name, how many of the request's messages
+   * it holds (with the system instruction and tools), its tokens, and `created` when this request
+   * made it. Absent where the route caches implicitly only.
+   */
+  gemini_cache?: { name: string; messages: number; tokens: number; created?: true };
 }
 
 export interface Timings {

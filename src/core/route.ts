@@ -67,6 +67,12 @@ export interface WireHints {
    * marker). Absent: neither field goes.
    */
   promptCache?: 'implicit' | 'explicit';
+  /**
+   * Gemini's explicit context cache (src/proxy/gemini-caches.ts): the `cachedContents` entry that
+   * holds the system instruction, the tools and the request's first `messages` messages. The
+   * dialect names it and leaves that part out of the body. Absent: the whole prompt goes.
+   */
+  geminiCache?: { name: string; messages: number };
 }
 
 export interface EncodedRequest {

@@ -34,6 +34,15 @@ export function costOf(price: Price | undefined, usage: Usage | undefined): Cost
   };
 }
 
+/**
+ * USD for storing explicit context caches for `tokenHours` (tokens held times hours held); undefined
+ * when the route has no storage price (unknown, never 0).
+ */
+export function storageCostOf(price: Price | undefined, tokenHours: number): number | undefined {
+  if (price?.cache_storage === undefined) return undefined;
+  return tokenHours * price.cache_storage * PER_M;
+}
+
 export type CostSource = 'prices' | 'provider';
 
 /** A reply's total: at the route's prices when it has them, else as the provider reported it, else unknown. */

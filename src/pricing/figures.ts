@@ -17,6 +17,8 @@ export interface RouteFigures {
   prices: Partial<Record<PriceKind, Figure>>;
   /** The route's prices: present when input and output are both known. */
   price?: Price;
+  /** Explicit cache storage, USD per million token-hours (config only); absent: unknown. */
+  storage?: Figure;
 }
 
 export interface OwnFigures {
@@ -51,6 +53,7 @@ export function resolveFigures(own: OwnFigures, entry: CatalogueEntry | undefine
     prices.cache_write = { value: prices.input.value * writeFactor, from: 'default' };
   }
   const figures: RouteFigures = { context, prices };
+  if (own.price?.cache_storage !== undefined) figures.storage = { value: own.price.cache_storage, from: 'config' };
   if (entry !== undefined) figures.catalogue = { provider: entry.provider, model: entry.model };
   const { input, output } = prices;
   if (input !== undefined && output !== undefined) {
@@ -59,6 +62,7 @@ export function resolveFigures(own: OwnFigures, entry: CatalogueEntry | undefine
       const figure = prices[kind];
       if (figure !== undefined) price[kind] = figure.value;
     }
+    if (figures.storage !== undefined) price.cache_storage = figures.storage.value;
     figures.price = price;
   }
   return figures;

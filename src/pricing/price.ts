@@ -11,6 +11,12 @@ export interface Price {
   cache_write?: number;
   /** Writes with a one-hour TTL; absent: `cache_write`. */
   cache_write_1h?: number;
+  /**
+   * USD per million token-hours an explicit context cache is stored (Gemini's `cachedContents`).
+   * Not a per-token kind: billed for as long as the entry lives, not per reply. Config only (the
+   * catalogue has no storage prices); absent: unknown.
+   */
+  cache_storage?: number;
 }
 
 export const PRICE_KINDS = ['input', 'cache_read', 'cache_write', 'cache_write_1h', 'output'] as const;

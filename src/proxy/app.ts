@@ -31,6 +31,8 @@ import { BodyMemo } from './body-memo.js';
 import type { Upstreams } from './upstream.js';
 import { clientErrorHandler } from './header-overflow.js';
 import type { Tracing } from '../tracing/tracing.js';
+import { fetchCacheApi } from './gemini-cache-api.js';
+import { GeminiCaches } from './gemini-caches.js';
 
 /** The inbound wire of each conversation endpoint, so that its errors are answered in that wire's shape. */
 const inboundOf = new Map<string, InboundDialect>(INBOUND_DIALECTS.flatMap((d) => d.paths.map((p) => [p, d] as const)));
@@ -71,6 +73,8 @@ export interface AppDeps {
   logger?: FastifyBaseLogger;
   /** Counts requests in flight and refuses new ones once a drain has begun; made here when not given. */
   drain?: Drain;
+  /** Gemini's explicit context caches; made here when a route asks for them and none is given. */
+  geminiCaches?: GeminiCaches;
 }
 
 /** Client body bytes kept for the next request of each conversation, at most: one buffer, sized for the bodies met. */
@@ -88,6 +92,7 @@ export function buildApp(given: AppDeps): FastifyInstance {
     live: given.live ?? new LiveFeed({ pollMs: given.inspector?.pollMs ?? 5000, heartbeatMs: given.inspector?.heartbeatMs ?? 15_000 }),
     limits: given.limits ?? new ClientLimits(given.config.auth.keys, [], { now: () => given.now().getTime(), metrics: given.metrics }),
     drain: given.drain ?? new Drain(),
+    geminiCaches: given.geminiCaches ?? explicitCaches(given),
   };
   // fastify's own two lines per request are off: the pipeline writes one with what it knows.
   const clientError = clientErrorHandler((path) => errorWireOf.get(path));
@@ -170,8 +175,16 @@ export function buildApp(given: AppDeps): FastifyInstance {
     const endpoint = inbound.countTokens;
     if (endpoint !== undefined) app.post(endpoint.path, (req, reply) => countTokens(inbound, endpoint, req, reply, deps));
   }
+  const caches = deps.geminiCaches;
+  if (caches !== undefined) {
+    geminiCachesOf.set(app, caches);
+    app.addHook('onClose', () => caches.close());
+  }
   return app;
 }
+
+/** Each app's Gemini caches, for the bench and tests that read their totals. */
+export const geminiCachesOf = new WeakMap<FastifyInstance, GeminiCaches>();
 
 /** Fastify's own errors (body too large, bad content) become the table's codes. */
 function toProxyError(err: unknown, bodyLimit: number, contentType: string | undefined): ProxyError {
@@ -186,4 +199,12 @@ function toProxyError(err: unknown, bodyLimit: number, contentType: string | und
   const status = (err as { statusCode?: number }).statusCode;
   if (status !== undefined && status >= 400 && status < 500) return new ProxyError('invalid_request', { detail: (err as Error).message }, { status });
   return new ProxyError('internal_error', { detail: err instanceof Error ? err.message : String(err) });
+}
+
+/** The caches, swept while the app runs and deleted when it closes, when any model asks for them. */
+function explicitCaches(deps: AppDeps): GeminiCaches | undefined {
+  if (!Object.values(deps.config.models).some((m) => m.geminiCache === 'explicit')) return undefined;
+  const caches = new GeminiCaches(fetchCacheApi(), { now: () => deps.now().getTime(), idleMs: deps.config.sessions.idleMinutes * 60_000 });
+  caches.startSweeping();
+  return caches;
 }

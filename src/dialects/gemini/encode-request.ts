@@ -29,21 +29,51 @@ export function generatePath(model: string, stream: boolean): string {
 }
 
 export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: WireHints, opts: EncodeOptions): EncodedRequest {
-  const first = req.messages[0];
-  const lead = first?.role === 'system' ? first : undefined;
-  const body: Record<string, unknown> = { contents: contentsOf(lead === undefined ? req.messages : req.messages.slice(1), opts) };
-  if (lead !== undefined && lead.content !== '') body.systemInstruction = { parts: [{ text: lead.content }] };
-  if (req.tools.length > 0) body.tools = toolsOf(req.tools);
-  const toolConfig = toolConfigOf(req.params.tool_choice);
-  if (toolConfig !== undefined && req.tools.length > 0) body.toolConfig = toolConfig;
+  const prompt = promptOf(req, opts);
+  const cache = hints.geminiCache;
+  const body: Record<string, unknown> = {};
+  if (cache === undefined) {
+    body.contents = prompt.contents;
+    if (prompt.systemInstruction !== undefined) body.systemInstruction = prompt.systemInstruction;
+    if (prompt.tools !== undefined) body.tools = prompt.tools;
+    if (prompt.toolConfig !== undefined) body.toolConfig = prompt.toolConfig;
+  } else {
+    // The API refuses systemInstruction, tools and toolConfig beside a cache: they are in it.
+    body.contents = prompt.contents.slice(prompt.ends[cache.messages - 1] ?? 0);
+    body.cachedContent = cache.name;
+  }
   const generation = generationOf(req.params, req.model);
   if (Object.keys(generation).length > 0) body.generationConfig = generation;
   addExtraFields(body, req.params, 'gemini');
   return { path: generatePath(req.model, opts.stream), headers: jsonHeaders(route, hints), body: JSON.stringify(body) };
 }
 
-function contentsOf(messages: readonly NeutralMessage[], opts: EncodeOptions): WireContent[] {
+/** A request's prompt on the wire, and how many contents stand after each of its messages. */
+export interface WirePrompt {
+  systemInstruction?: { parts: WirePart[] };
+  tools?: WireTool[];
+  toolConfig?: WireToolConfig;
+  contents: WireContent[];
+  /** `ends[i]`: the number of contents begun by messages 0..i; whole only at a cut (cached-content.ts). */
+  ends: number[];
+}
+
+export function promptOf(req: NeutralRequest, opts: Pick<EncodeOptions, 'resolveImage'>): WirePrompt {
+  const first = req.messages[0];
+  const lead = first?.role === 'system' ? first : undefined;
+  const rest = lead === undefined ? req.messages : req.messages.slice(1);
+  const { contents, ends } = contentsOf(rest, opts);
+  const prompt: WirePrompt = { contents, ends: lead === undefined ? ends : [0, ...ends] };
+  if (lead !== undefined && lead.content !== '') prompt.systemInstruction = { parts: [{ text: lead.content }] };
+  if (req.tools.length > 0) prompt.tools = toolsOf(req.tools);
+  const toolConfig = toolConfigOf(req.params.tool_choice);
+  if (toolConfig !== undefined && req.tools.length > 0) prompt.toolConfig = toolConfig;
+  return prompt;
+}
+
+function contentsOf(messages: readonly NeutralMessage[], opts: Pick<EncodeOptions, 'resolveImage'>): { contents: WireContent[]; ends: number[] } {
   const out: WireContent[] = [];
+  const ends: number[] = [];
   const names = new Map<string, string>();
   const add = (role: WireContent['role'], parts: WirePart[]): void => {
     if (parts.length === 0) return;
@@ -74,8 +104,9 @@ function contentsOf(messages: readonly NeutralMessage[], opts: EncodeOptions): W
         break;
       }
     }
+    ends.push(out.length);
   }
-  return out;
+  return { contents: out, ends };
 }
 
 function responseOf(text: string): Record<string, unknown> {

@@ -12,7 +12,7 @@ import { summaryOf } from '../request-log.js';
 import type { Call } from './call.js';
 
 /** The window, the hints and the wire body; `llm.req` is written before anything is sent. */
-export function build(call: Call) {
+export async function build(call: Call) {
   const { a, turn, deps } = call;
   // A side request keeps what the upstream's cache is keyed on as the conversation sent it (side.ts).
   const params = turn.plan.kind === 'side' ? sideParams(a.client.params, turn.plan.job, turn.session.lastRequestParams, a.dialect.cacheKeyedParams ?? []) : a.client.params;
@@ -23,6 +23,8 @@ export function build(call: Call) {
   // The lineage's key: a fork or side call lands on the replica that holds its parent's prefix.
   const hints = hintsFor(a.route, turn.session.lineage);
   const cause = breakCause(turn, built.request);
+  const cached = await explicitCache(call, built.request);
+  if (cached !== undefined) hints.geminiCache = { name: cached.name, messages: cached.messages };
   // Encoded before llm.req is written: the record names the breakpoints the dialect placed. The
   // digest is the neutral request's, which encoding does not touch.
   const encoded = a.dialect.encodeRequest(built.request, a.route.dialect, hints, { stream: true, resolveImage: (sha) => deps.images.resolve(sha), ...(deps.wireMemo === undefined ? {} : { memo: deps.wireMemo }), ...(deps.listMemo === undefined ? {} : { lists: deps.listMemo }) });
@@ -30,7 +32,8 @@ export function build(call: Call) {
     type: 'llm.req', digest: built.digest, recipe_version: turn.session.window.recipe?.version ?? a.route.recipe.version,
     route: a.route.name, model: a.route.dialect.model, origin: call.origin, params, elided: built.elided,
     ...(built.folded.length === 0 ? {} : { folded: built.folded }), est_tokens: built.estTokens,
-    hints: hintsRecord(hints, encoded), cause, ...(highWater === undefined ? {} : { high_water: highWater }),
+    hints: cached === undefined ? hintsRecord(hints, encoded) : { ...hintsRecord(hints, encoded), gemini_cache: { name: cached.name, messages: cached.messages, tokens: cached.tokens, ...(cached.created ? { created: true as const } : {}) } },
+    cause, ...(highWater === undefined ? {} : { high_water: highWater }),
     ...(a.key === undefined ? {} : { key_name: a.key.name }), inbound: a.inbound.wire,
   });
   turn.sent(built.request);
@@ -39,6 +42,17 @@ export function build(call: Call) {
   Object.assign(encoded.headers, a.forwarded);
   if (a.apiKey !== undefined) Object.assign(encoded.headers, a.dialect.authHeaders(a.apiKey));
   return { encoded, digest: built.digest, cause, estTokens: built.estTokens, trimmed: built.trimmed, maxTokens: built.request.params.max_tokens };
+}
+
+/**
+ * The explicit context cache the request reads (gemini-caches.ts), on a route that asks for one.
+ * Not for a side request (one call on the conversation's prefix), nor where a fallback could get
+ * the request (the entry is the first provider's).
+ */
+function explicitCache(call: Call, request: NeutralRequest) {
+  const { a, turn, deps } = call;
+  if (a.route.geminiCache !== 'explicit' || deps.geminiCaches === undefined || turn.plan.kind === 'side' || a.route.deployments.length > 1) return undefined;
+  return deps.geminiCaches.use(turn.session.id, a.route, request, a.apiKey, (sha) => deps.images.resolve(sha));
 }
 
 /** Why this request's prefix differs from the session's previous request (docs/architecture.md 8). */

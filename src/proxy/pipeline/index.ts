@@ -80,7 +80,7 @@ async function handle(inbound: InboundDialect, req: FastifyRequest, reply: Fasti
     if (req.raw.socket.destroyed) onClose();
     if (turn.plan.kind === 'answered') return answerFromLog(call, reply, turn.plan.reply, turn.plan.req);
     const stage = trace.stage('window.build');
-    const built = build(call);
+    const built = await build(call);
     // The limit the upstream got (the route's cap, or the client's own), as gen_ai.request.model is the model it got.
     trace.set(sentAttributes(built.maxTokens));
     stage.set({ 'prefix_proxy.break_cause': built.cause, 'prefix_proxy.window.est_tokens': built.estTokens, 'prefix_proxy.window.trimmed': built.trimmed });

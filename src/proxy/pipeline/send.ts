@@ -19,7 +19,7 @@ const MAX_ERROR_BYTES = 65_536;
  * The upstream call, retried and sent to the route's fallbacks while no byte of the reply has come
  * (attempts.ts); undefined when the client left before it answered.
  */
-export async function send(call: Call, encoded: ReturnType<typeof build>['encoded']): Promise<Answer | undefined> {
+export async function send(call: Call, encoded: Awaited<ReturnType<typeof build>>['encoded']): Promise<Answer | undefined> {
   const { a, deps } = call;
   call.callStarted = performance.now();
   deps.metrics.duration.observe({ ...a.labels, phase: 'overhead' }, (call.callStarted - call.started) / 1000);
