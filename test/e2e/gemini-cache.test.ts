@@ -1,0 +1,149 @@
+/**
+ * Gemini's explicit context caches end to end (client -> proxy -> tap -> the simulator's native
+ * Gemini mode, which keeps `cachedContents` on a clock the test moves): the entry is made once the
+ * prefix is long enough, requests name it, leave the cached part out and read it; a trim replaces
+ * it; an idle session's entry is deleted, and the proxy's close deletes the rest; replay holds.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type OpenAI from 'openai';
+import { runAgent } from '../../bench/agent.js';
+import { startGeminiCacheWorld, type GeminiCacheWorld } from '../../bench/gemini-cache.js';
+import type { EventOf, LogEvent } from '../../src/core/events.js';
+import { readSessions, replayAll, startTap, tag, type Tap, type World } from './harness.js';
+
+let w: GeminiCacheWorld;
+let tap: Tap;
+beforeAll(async () => {
+  w = await startGeminiCacheWorld({
+    idleMinutes: 15,
+    upstream: async (origin) => (tap = await startTap(origin)).origin,
+    models: `
+[models.flash]
+provider = "gm"
+model = "gemini-2.5-flash"
+gemini_cache = "explicit"
+
+[models.small]
+provider = "gm"
+model = "gemini-2.5-flash"
+gemini_cache = "explicit"
+context = 9000
+output_reserve = 1000
+max_result_tokens = 2000
+`,
+  });
+}, 30_000);
+afterAll(async () => {
+  await w?.close();
+  await tap?.close();
+});
+
+const isGenerate = (path: string) => path.includes(':streamGenerateContent') || path.includes(':generateContent');
+const generates = (from: number) => tap.requests.slice(from).filter((r) => isGenerate(r.path));
+const cacheCalls = (from: number, method: 'created' | 'deleted') => tap.requests.slice(from).filter((r) => r.path.startsWith('/v1beta/cachedContents') && (method === 'created' ? typeof r.body === 'object' && r.body?.model !== undefined : r.body === ''));
+const filler = (n: number) => Array.from({ length: 40 }, (_, k) => `word${n}x${k} carries some weight`).join(' ');
+
+async function sessionWith(text: string): Promise<LogEvent[]> {
+  for (const events of (await readSessions(w as unknown as World)).values()) {
+    if (events.some((e) => e.type === 'client.msg' && e.msg.role === 'system' && e.msg.content === text)) return events;
+  }
+  throw new Error(`no session with system prompt ${text}`);
+}
+const requestsOf = (events: LogEvent[]) => events.filter((e): e is EventOf<'llm.req'> => e.type === 'llm.req');
+
+describe('gemini_cache = "explicit"', () => {
+  it('makes the entry once the prefix is long enough; later requests name it, leave the cached part out and read it', async () => {
+    const from = tap.requests.length;
+    const simFrom = w.sim.geminiRequests.length;
+    const system = `Be brief. ${tag('gc-grow')}`;
+    const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [{ role: 'system', content: system }];
+    for (let i = 0; i < 8; i++) {
+      messages.push({ role: 'user', content: `Turn ${i}: ${filler(i)} [[say noted ${i}.]]` });
+      const r = await w.client.chat.completions.create({ model: 'flash', messages });
+      messages.push({ role: 'assistant', content: r.choices[0]!.message.content });
+    }
+    const sent = generates(from);
+    expect(sent.map((r) => r.status)).toStrictEqual(Array(8).fill(200));
+    const asked = cacheCalls(from, 'created');
+    // The proxy asks at 1,024 tokens by its estimate; the upstream counts its own, and may refuse.
+    for (const r of asked.filter((x) => x.status !== 200)) expect(r.response).toMatch(/Cached content is too small/);
+    const created = asked.filter((r) => r.status === 200);
+    expect(created).toHaveLength(1);
+    const entry = JSON.parse(created[0]!.response) as { name: string; usageMetadata: { totalTokenCount: number } };
+    expect(entry.usageMetadata.totalTokenCount).toBeGreaterThanOrEqual(1024);
+    // Held by the entry: the system instruction and the conversation's head.
+    expect(created[0]!.body.systemInstruction).toStrictEqual({ parts: [{ text: system }] });
+    const first = sent.findIndex((r) => r.body.cachedContent !== undefined);
+    expect(first).toBeGreaterThan(0);
+    for (const r of sent.slice(0, first)) expect(r.body.systemInstruction).toBeDefined();
+    for (const [k, r] of sent.slice(first).entries()) {
+      expect(r.body.cachedContent).toBe(entry.name);
+      expect(r.body.systemInstruction).toBeUndefined();
+      // The whole conversation is 2 * (first + k) + 1 contents; the request carries what follows the entry's.
+      expect(r.body.contents.length).toBe(2 * (first + k) + 1 - created[0]!.body.contents.length);
+      expect(r.body.contents[0].role).toBe('user');
+    }
+    const sims = w.sim.geminiRequests.slice(simFrom);
+    for (const s of sims.slice(first)) {
+      expect(s.cachedContent).toBe(entry.name);
+      expect(s.cachedTokens).toBeGreaterThanOrEqual(entry.usageMetadata.totalTokenCount);
+    }
+    // The log says which request made it and which read it.
+    const hints = requestsOf(await sessionWith(system)).map((e) => e.hints?.gemini_cache);
+    expect(hints.slice(0, first)).toStrictEqual(Array(first).fill(undefined));
+    expect(hints[first]).toMatchObject({ name: entry.name, tokens: entry.usageMetadata.totalTokenCount, created: true });
+    for (const h of hints.slice(first + 1)) expect(h).toStrictEqual({ name: entry.name, messages: hints[first]!.messages, tokens: entry.usageMetadata.totalTokenCount });
+  });
+
+  it('a trim replaces the entry: the request that trims never names an entry holding what it took out', async () => {
+    const from = tap.requests.length;
+    const system = `You are a careful coding agent. ${tag('gc-trim')}`;
+    await runAgent(w.client, 'small', { requests: 24, seed: 7, system, resultBytes: 1500, stream: true });
+    expect(generates(from).every((r) => r.status === 200)).toBe(true);
+    const reqs = requestsOf(await sessionWith(system));
+    const trims = reqs.map((r, k) => (r.elided.length > 0 ? k : -1)).filter((k) => k > 0);
+    expect(trims.length).toBeGreaterThan(0);
+    let replaced = 0;
+    for (const k of trims) {
+      const before = reqs[k - 1]!.hints?.gemini_cache;
+      const now = reqs[k]!.hints?.gemini_cache;
+      // An entry that holds only what the trim left alone may stay; here the trims reach into it.
+      if (before === undefined || (now !== undefined && now.name === before.name)) continue;
+      replaced++;
+      if (now !== undefined) expect(now.created).toBe(true);
+    }
+    expect(replaced).toBeGreaterThan(0);
+    expect(cacheCalls(from, 'created').length).toBeGreaterThan(1);
+    const deleted = cacheCalls(from, 'deleted');
+    expect(deleted.length).toBeGreaterThan(0);
+    expect(deleted.every((r) => r.status === 200)).toBe(true);
+  });
+
+  it('deletes the entries of sessions idle longer than idle_minutes', async () => {
+    const live = w.sim.stats().gemini.cachedContents.live;
+    expect(live).toBeGreaterThan(0);
+    w.advance(15 * 60_000 + 1);
+    const from = tap.requests.length;
+    // Any request sweeps first (the timer does too, each minute of real time).
+    await w.client.chat.completions.create({ model: 'flash', messages: [{ role: 'user', content: `${tag('gc-idle')} [[say hi.]]` }] });
+    const deleted = cacheCalls(from, 'deleted');
+    expect(deleted).toHaveLength(live);
+    expect(w.sim.stats().gemini.cachedContents.live).toBe(0);
+    expect(w.caches().totals().live).toBe(0);
+  });
+
+  it('replays every request it logged', async () => {
+    const result = await replayAll(w as unknown as World);
+    expect(result.code, result.stderr).toBe(0);
+  });
+
+  it('deletes what is left when the proxy closes', async () => {
+    const system = `Close test. ${tag('gc-close')}`;
+    const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [{ role: 'system', content: `${system} ${filler(99)} ${filler(98)} ${filler(97)} ${filler(96)}` }];
+    messages.push({ role: 'user', content: '[[say fine.]]' });
+    await w.client.chat.completions.create({ model: 'flash', messages });
+    expect(w.sim.stats().gemini.cachedContents.live).toBe(1);
+    await w.proxy.app.close();
+    expect(w.sim.stats().gemini.cachedContents.live).toBe(0);
+  });
+});
