@@ -17,6 +17,7 @@ import type { GeminiCaches } from '../src/proxy/gemini-caches.js';
 import { startProxy, type RunningProxy } from '../src/proxy/server.js';
 import { createSim, type Sim } from '../src/sim/server.js';
 import { runAgent, type AgentStep } from './agent.js';
+import { fmt, pct } from './stats.js';
 
 /** USD per million tokens (storage: per million token-hours): Gemini 2.5 Flash's list prices, text. */
 export const FLASH: Required<Pick<Price, 'input' | 'cache_read' | 'output' | 'cache_storage'>> = { input: 0.3, cache_read: 0.03, output: 2.5, cache_storage: 1 };
@@ -140,4 +141,30 @@ function row(path: string, steps: readonly AgentStep[], written: number, tokenHo
   const storageCost = storageCostOf(price, tokenHours) ?? Number.NaN;
   cost += written * FLASH.input * 1e-6 + storageCost;
   return { path, requests: steps.length, prompt, read, written, tokenHours, entries, cost, storageCost };
+}
+
+/** The `gemini-cache` section of bench/RESULTS.md. */
+export async function geminiCacheSection(line: (s?: string) => void): Promise<boolean> {
+  const rows = await measureGeminiCache(60, 11);
+  line('## Cache: Gemini explicit context caches against implicit caching alone, a 60-request agent trace');
+  line();
+  line('The bench agent (OpenAI client) through the proxy to the simulator\'s native Gemini wire (`gemini` preset): implicit');
+  line('prefix caching per replica (5-minute TTL) and `cachedContents` with storage in token-hours by the simulator\'s count,');
+  line('which includes each entry\'s idle tail until the proxy deletes it (`idle_minutes = 15`). Requests back to back, and');
+  line('10 minutes apart (the clock moved by hand). Cost at Gemini 2.5 Flash list prices, text');
+  line(`($${FLASH.input} input, $${FLASH.cache_read} cache read, $${FLASH.output} output per million tokens, $${FLASH.cache_storage} per million`);
+  line('token-hours stored); the tokens put in an entry are billed once at the input price (an assumption: the pricing page');
+  line('names only the read and storage prices).');
+  line();
+  line('| path | requests | prompt tokens | read from cache | of prompt | written to entries | entries | token-hours stored | storage (USD) | cost (USD) |');
+  line('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const r of rows) {
+    line(`| ${r.path} | ${r.requests} | ${r.prompt} | ${r.read} | ${pct(r.read, r.prompt)} | ${r.written} | ${r.entries} | ${fmt(r.tokenHours, 0)} | ${fmt(r.storageCost, 4)} | ${fmt(r.cost, 4)} |`);
+  }
+  line();
+  const [implicitFast, explicitFast, implicitSlow, explicitSlow] = rows;
+  line(`Back to back, explicit costs ${fmt(explicitFast!.cost / implicitFast!.cost, 2)}x implicit; 10 minutes apart, ${fmt(explicitSlow!.cost / implicitSlow!.cost, 2)}x`);
+  line('(docs/decisions/0007-gemini-explicit-caching.md).');
+  line();
+  return true;
 }

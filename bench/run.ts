@@ -15,6 +15,7 @@ import { SONNET, measureAnthropicCache } from './anthropic-cache.js';
 import { anthropicTrimsSection } from './anthropic-trims.js';
 import { measureCache, measureSharedCache } from './cache.js';
 import { measureEncode } from './encode.js';
+import { geminiCacheSection } from './gemini-cache.js';
 import { measureInbound } from './inbound.js';
 import { foldsSection } from './folds.js';
 import { inspectorSection } from './inspector.js';
@@ -45,6 +46,7 @@ const SECTIONS: Record<string, (line: Line) => Promise<boolean>> = {
   cache: cacheSection,
   anthropic: anthropicSection,
   'anthropic-trims': anthropicTrimsSection,
+  'gemini-cache': geminiCacheSection,
   overhead: overheadSection,
   tracing: tracingSection,
   'log-growth': logGrowthSection,
