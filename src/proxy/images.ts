@@ -1,7 +1,9 @@
 /**
  * Images the client sends as data URLs are stored once, under their SHA-256, in
- * `<data_dir>/blobs/`; the log holds the digest and the window's estimate, never the pixels.
- * The dialect reads the bytes back through `resolve` when it encodes the upstream request.
+ * `<data_dir>/blobs/`, or in the database's `blobs` table when the store is PostgreSQL (replicas
+ * then need no shared volume); the log holds the digest and the window's estimate, never the pixels.
+ * The dialect reads the bytes back through `resolve` when it encodes the upstream request; on the
+ * database, `preload` has fetched those of events read from it (another replica's) before then.
  *
  * A request never waits on the disk for an image: each digest is written once per process, in the
  * background (fs/promises), and `written()` is the barrier the session logs wait on before each
@@ -14,8 +16,10 @@ import { join } from 'node:path';
 import { LRUCache } from 'lru-cache';
 import { sha256Hex } from '../core/canonical.js';
 import { ProxyError } from '../core/errors.js';
+import type { LogEvent } from '../core/events.js';
 import { estimateImageTokens } from '../core/estimate.js';
 import type { ImagePart } from '../core/types.js';
+import type { BlobStore } from '../store/types.js';
 import { imageSize } from './image-size.js';
 
 const DATA_URL = /^data:([a-z]+\/[a-z0-9.+-]+);base64,/i;
@@ -30,11 +34,14 @@ export interface ImageStoreOptions {
   cacheBytes?: number;
   /** Sync each file and the directory (the log's `fsync` durability); else the OS has them. */
   durable?: boolean;
+  /** Where images go instead of files: the database's, shared by replicas. */
+  blobs?: BlobStore | undefined;
 }
 
 export class ImageStore {
   readonly #dir: string;
   readonly #durable: boolean;
+  readonly #blobs: BlobStore | undefined;
   /** Images for encoding, bounded by their base64 bytes: a session's requests do not read the same file each turn. */
   readonly #images: LRUCache<string, Image>;
   /**
@@ -51,6 +58,7 @@ export class ImageStore {
   constructor(dataDir: string, opts: ImageStoreOptions = {}) {
     this.#dir = join(dataDir, 'blobs');
     this.#durable = opts.durable ?? true;
+    this.#blobs = opts.blobs;
     this.#images = new LRUCache<string, Image>({ maxSize: opts.cacheBytes ?? 64 * 2 ** 20, sizeCalculation: (image) => Math.max(1, image.base64.length) });
   }
 
@@ -92,6 +100,9 @@ export class ImageStore {
   resolve(sha256: string): Image {
     const cached = this.#images.get(sha256) ?? this.#pending.get(sha256)?.image;
     if (cached !== undefined) return cached;
+    if (this.#blobs !== undefined) {
+      throw new ProxyError('internal_error', { detail: `image ${sha256} was not read from the store before its request was built` });
+    }
     const file = join(this.#dir, sha256);
     if (!/^[0-9a-f]{64}$/.test(sha256) || !existsSync(file)) {
       throw new ProxyError('internal_error', { detail: `image ${sha256} is not in ${this.#dir}` });
@@ -100,6 +111,28 @@ export class ImageStore {
     const image = { mime: sniffMime(bytes), base64: bytes.toString('base64') };
     this.#images.set(sha256, image);
     return image;
+  }
+
+  /**
+   * Fetches from the shared store the images that `events` name and this process does not hold
+   * (a session another replica wrote), so `resolve` finds them; nothing to do with files.
+   */
+  async preload(events: readonly LogEvent[]): Promise<void> {
+    if (this.#blobs === undefined) return;
+    const missing = new Set<string>();
+    for (const e of events) {
+      if (e.type !== 'client.msg' || e.msg.role !== 'user' || typeof e.msg.content === 'string') continue;
+      for (const part of e.msg.content) {
+        if (part.type === 'image' && !this.#images.has(part.sha256) && !this.#pending.has(part.sha256)) missing.add(part.sha256);
+      }
+    }
+    if (missing.size === 0) return;
+    const found = await this.#blobs.get([...missing]);
+    for (const sha256 of missing) {
+      const bytes = found.get(sha256);
+      if (bytes === undefined) throw new ProxyError('internal_error', { detail: `image ${sha256} is not in the store's blobs` });
+      this.#images.set(sha256, { mime: sniffMime(bytes), base64: bytes.toString('base64') });
+    }
   }
 
   #store(url: string, detail: 'auto' | 'low' | 'high' | undefined, param: string): ImagePart {
@@ -122,7 +155,8 @@ export class ImageStore {
   /** Writes the file in the background; after a failure the image is neither written nor known by its URL, so its next sight writes it. */
   #write(sha256: string, bytes: Buffer, image: Image, url: string): void {
     this.#written.add(sha256);
-    const entry = { done: this.#writeFile(join(this.#dir, sha256), bytes), image };
+    const done = this.#blobs === undefined ? this.#writeFile(join(this.#dir, sha256), bytes) : this.#blobs.put(sha256, bytes);
+    const entry = { done, image };
     this.#pending.set(sha256, entry);
     entry.done.then(
       () => {

@@ -193,7 +193,8 @@ export class SessionManager {
   async conversationAt(id: string, seq: number): Promise<Conversation | undefined> {
     const live = this.#live.peek(id);
     if (live !== undefined && live.answered?.req === seq) return { system: live.view.system, messages: live.view.entries.map((e) => e.msg) };
-    if (live === undefined && this.#locator.stored(id) === undefined) return undefined;
+    // On a shared store another replica may have written it: the store says (its read fails when not).
+    if (live === undefined && !this.#store.shared && this.#locator.stored(id) === undefined) return undefined;
     await live?.log.sync();
     return conversationFromLog(this.#store, id, seq);
   }

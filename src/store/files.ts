@@ -90,6 +90,8 @@ export class FileStore extends LogStore implements Store {
   readonly ledger = undefined;
   /** Keys are the config's `[auth] keys`. */
   readonly keys = undefined;
+  /** Images are files under the data dir's `blobs/` (src/proxy/images.ts). */
+  readonly blobs = undefined;
 
   /** The files are the process's own disk: ready while the process is. */
   ping(): Promise<void> {

@@ -3,6 +3,7 @@
  * PostgreSQL at the URL in the environment variable `url_env` (never written in the config file).
  */
 import { ProxyError } from '../core/errors.js';
+import type { LogEvent } from '../core/events.js';
 import type { RedactionListener } from '../log/session-log.js';
 import { FileStore } from './files.js';
 import type { Store } from './types.js';
@@ -16,6 +17,8 @@ export interface StoreSettings {
   connectTimeoutMs?: number;
   durability?: 'fsync' | 'write';
   beforeSync?: () => Promise<void>;
+  /** PostgreSQL: awaited with the events a writer reads that this process may not have seen. */
+  afterRead?: (events: readonly LogEvent[]) => Promise<void>;
   onRedact?: RedactionListener;
 }
 
@@ -32,6 +35,6 @@ export async function openStore(s: StoreSettings, env: NodeJS.ProcessEnv = proce
   }
   // Loaded only here: a proxy on the files never holds the driver in memory.
   const { PgStore } = await import('./pg/store.js');
-  return PgStore.connect(url, { ...common, ...(s.pool === undefined ? {} : { poolSize: s.pool }), ...(s.lockWaitMs === undefined ? {} : { lockWaitMs: s.lockWaitMs }),
+  return PgStore.connect(url, { ...common, ...(s.afterRead === undefined ? {} : { afterRead: s.afterRead }), ...(s.pool === undefined ? {} : { poolSize: s.pool }), ...(s.lockWaitMs === undefined ? {} : { lockWaitMs: s.lockWaitMs }),
     ...(s.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: s.connectTimeoutMs }) });
 }

@@ -119,6 +119,14 @@ export interface KeyStore {
   spent(name: string, from: number): Promise<number>;
 }
 
+/** Content kept by its SHA-256 and written once (images; the database store only). */
+export interface BlobStore {
+  /** Stores the bytes under their digest; a digest already stored is left as it is. */
+  put(sha256: string, bytes: Buffer): Promise<void>;
+  /** The bytes of each digest found; a digest not stored is absent from the map. */
+  get(sha256s: readonly string[]): Promise<Map<string, Buffer>>;
+}
+
 export interface Store {
   readonly kind: 'files' | 'postgres';
   /** The log's name in messages (a file path for the file store); checks the id. */
@@ -155,6 +163,8 @@ export interface Store {
   readonly ledger: ClientLedger | undefined;
   /** Client keys changed without a restart; undefined for the file store (its keys are the config's). */
   readonly keys: KeyStore | undefined;
+  /** Images by digest, shared by replicas; undefined for the file store (its images are files in the data dir). */
+  readonly blobs: BlobStore | undefined;
   /** Resolves when the store answers (a readiness probe): PostgreSQL is asked `SELECT 1` within a second. */
   ping(): Promise<void>;
   /** Releases connections; open writers must be closed first. */

@@ -107,4 +107,13 @@ END
 $fn$;
 `,
   },
+  {
+    version: 5,
+    name: 'images by digest',
+    sql: `
+-- Images a client sent (src/proxy/images.ts), by the SHA-256 of their bytes: written once, never
+-- changed, so replicas on separate machines need no shared volume.
+CREATE TABLE blobs (sha256 text PRIMARY KEY CHECK (sha256 ~ '^[0-9a-f]{64}$'), bytes bytea NOT NULL);
+`,
+  },
 ];

@@ -32,6 +32,8 @@ export interface PgSessionLogParts {
   size: number;
   onRedact: RedactionListener | undefined;
   beforeSync: (() => Promise<void>) | undefined;
+  /** Awaited with what a claim read that others appended, before the claim resolves. */
+  afterRead: ((events: readonly LogEvent[]) => Promise<void>) | undefined;
   /** How long a claim waits for another replica's turn before `log_locked`. */
   lockWaitMs: number;
   onClose: () => void;
@@ -78,6 +80,7 @@ export class PgSessionLog implements SessionWriter {
   #closing: Promise<void> | undefined;
   readonly #onRedact: RedactionListener | undefined;
   readonly #beforeSync: (() => Promise<void>) | undefined;
+  readonly #afterRead: ((events: readonly LogEvent[]) => Promise<void>) | undefined;
   readonly #lockWaitMs: number;
   readonly #onClose: () => void;
 
@@ -90,6 +93,7 @@ export class PgSessionLog implements SessionWriter {
     this.#committed = parts.lastSeq;
     this.#onRedact = parts.onRedact;
     this.#beforeSync = parts.beforeSync;
+    this.#afterRead = parts.afterRead;
     this.#lockWaitMs = parts.lockWaitMs;
     this.#onClose = parts.onClose;
   }
@@ -198,6 +202,7 @@ export class PgSessionLog implements SessionWriter {
       if (read.events.length > 0) {
         this.#tail.addRead(read.events, read.offsets, read.end);
         this.#committed = this.#tail.lastSeq;
+        await this.#afterRead?.(read.events);
       }
       return read;
     } catch (err) {

@@ -10,6 +10,7 @@ import type { LogEvent } from '../../core/events.js';
 import type { LogRead, ReadOptions } from '../../log/reader.js';
 import type { RedactionListener } from '../../log/session-log.js';
 import type { IndexSnapshot, OpenOptions, SessionWriter, Store } from '../types.js';
+import { PgBlobStore } from './blobs.js';
 import { PgClientLedger } from './client-ledger.js';
 import { PgKeyStore } from './client-keys.js';
 import { migrate } from './migrate.js';
@@ -22,6 +23,8 @@ export interface PgStoreOptions {
   /** `write`: commits do not wait for the database's WAL flush (synchronous_commit off). */
   durability?: 'fsync' | 'write';
   beforeSync?: () => Promise<void>;
+  /** Awaited with the events a writer reads from the database (its opening, each claim's catch-up) before they are used. */
+  afterRead?: (events: readonly LogEvent[]) => Promise<void>;
   /** Connections kept by this process; each turn in progress holds one (default 20). */
   poolSize?: number;
   /** How long a turn waits for another replica's turn on the same session (default 60 s). */
@@ -41,12 +44,14 @@ export class PgStore implements Store {
   readonly #openHere = new Set<string>();
   readonly ledger: PgClientLedger;
   readonly keys: PgKeyStore;
+  readonly blobs: PgBlobStore;
 
   private constructor(pool: pg.Pool, opts: PgStoreOptions) {
     this.#pool = pool;
     this.#opts = opts;
     this.ledger = new PgClientLedger(pool);
     this.keys = new PgKeyStore(pool);
+    this.blobs = new PgBlobStore(pool);
   }
 
   /** Connects, checks the database keeps text as UTF-8 (lines are stored byte for byte) and migrates it. */
@@ -122,9 +127,10 @@ export class PgStore implements Store {
       if (opts.create) await this.#query('INSERT INTO sessions (id) VALUES ($1) ON CONFLICT (id) DO NOTHING', [id]);
       const read = await this.read(id, opts.fromOffset === undefined ? {} : { fromOffset: opts.fromOffset });
       const last = read.events.at(-1)?.seq ?? (await this.#lastSeq(id));
+      await this.#opts.afterRead?.(read.events);
       return new PgSessionLog({
         id, where, pool: this.#pool, events: read.events, offsets: read.offsets, lastSeq: last, size: read.end,
-        onRedact: this.#opts.onRedact, beforeSync: this.#opts.beforeSync, lockWaitMs: this.#opts.lockWaitMs ?? 60_000,
+        onRedact: this.#opts.onRedact, beforeSync: this.#opts.beforeSync, afterRead: this.#opts.afterRead, lockWaitMs: this.#opts.lockWaitMs ?? 60_000,
         onClose: () => this.#openHere.delete(id),
       });
     } catch (err) {

@@ -1,0 +1,126 @@
+/**
+ * Images in the store (issue 31, item 2; docs/scaling.md, Images): with the PostgreSQL store an
+ * image a client sends is a row of `blobs` under its SHA-256, written once, and no file in the
+ * replica's data dir. A replica with its own empty data dir carries on a conversation another
+ * replica began with an image, the client naming only the previous response
+ * (`previous_response_id`): the image comes from the database, and goes upstream as it was sent.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
+import { startProxy, type RunningProxy } from '../../src/proxy/server.js';
+import { createSim, type Sim } from '../../src/sim/server.js';
+import { startPgServer, type PgServer } from '../store/pg-server.js';
+import { runCli } from './harness.js';
+import { replicaConfig } from './replica-procs.js';
+
+let server: PgServer;
+let sim: Sim;
+let dir: string;
+/** The bodies the proxies sent upstream, in order (a pass-through in front of the simulator). */
+const upstream: string[] = [];
+let tap: ReturnType<typeof createServer>;
+let tapUrl: string;
+
+beforeAll(async () => {
+  server = await startPgServer();
+  sim = await createSim({ host: '127.0.0.1', port: 0 });
+  dir = await mkdtemp(join(tmpdir(), 'pp-images-pg-'));
+  const target = sim.urlFor('openai').replace(/\/$/, '');
+  tap = createServer((req: IncomingMessage, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      if (req.method === 'POST') upstream.push(body.toString());
+      void fetch(`${target}${(req.url ?? '').replace(/^\/v1/, '')}`, {
+        method: req.method ?? 'GET', headers: { 'content-type': 'application/json' }, ...(req.method === 'POST' ? { body } : {}),
+      }).then(async (up) => {
+        res.writeHead(up.status, { 'content-type': up.headers.get('content-type') ?? 'application/json' });
+        res.end(Buffer.from(await up.arrayBuffer()));
+      }, () => res.destroy());
+    });
+  });
+  await new Promise<void>((r) => tap.listen(0, '127.0.0.1', r));
+  tapUrl = `http://127.0.0.1:${(tap.address() as AddressInfo).port}`;
+}, 120_000);
+afterAll(async () => {
+  await new Promise((r) => tap?.close(r));
+  await sim?.close();
+  server?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** A PNG header (enough for the size; the pixels are not inspected). */
+function png(width: number, height: number, salt: string): Buffer {
+  const head = Buffer.alloc(33);
+  head.writeUInt32BE(0x89504e47, 0);
+  head.writeUInt32BE(0x0d0a1a0a, 4);
+  head.writeUInt32BE(13, 8);
+  head.write('IHDR', 12, 'latin1');
+  head.writeUInt32BE(width, 16);
+  head.writeUInt32BE(height, 20);
+  return Buffer.concat([head, Buffer.from(salt)]);
+}
+
+async function post(proxy: RunningProxy, path: string, body: unknown): Promise<Record<string, unknown>> {
+  const res = await fetch(`${proxy.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const json = await res.json() as Record<string, unknown>;
+  expect(res.status, JSON.stringify(json)).toBe(200);
+  return json;
+}
+
+describe('images in the PostgreSQL store', () => {
+  it('are written once in the database, and a replica reads an image another replica stored', async () => {
+    const env = 'PP_TEST_IMAGES_DB';
+    process.env[env] = await server.createDatabase('images');
+    const proxies: RunningProxy[] = [];
+    const bytes = png(1024, 768, `pixels ${Date.now()}`);
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    const url = `data:image/png;base64,${bytes.toString('base64')}`;
+    const db = new pg.Client({ connectionString: process.env[env] });
+    try {
+      for (const name of ['ia', 'ib']) {
+        const path = await replicaConfig(dir, name, 0, env, `${tapUrl}/v1`);
+        proxies.push(await startProxy(loadConfig({ path, env: process.env, cwd: dir })));
+      }
+      const [a, b] = proxies as [RunningProxy, RunningProxy];
+      const first = await post(a, '/v1/responses', {
+        model: 'oa', input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'What is in this picture? [[say a chart]]' }, { type: 'input_image', image_url: url }] }],
+      });
+      expect(upstream.at(-1)).toContain(bytes.toString('base64'));
+
+      await db.connect();
+      const rows = (await db.query<{ sha256: string; bytes: Buffer }>('SELECT sha256, bytes FROM blobs')).rows;
+      expect(rows.map((r) => r.sha256)).toEqual([sha256]);
+      expect(rows[0]!.bytes.equals(bytes)).toBe(true);
+      expect(existsSync(join(dir, 'ia', 'blobs'))).toBe(false);
+
+      // The other replica, its data dir empty, answers a follow-up that names only the previous response.
+      const before = upstream.length;
+      await post(b, '/v1/responses', { model: 'oa', previous_response_id: first.id, input: 'And its title? [[say Sales by month]]' });
+      expect(upstream.length).toBe(before + 1);
+      const sent = JSON.parse(upstream.at(-1)!) as { messages: { role: string; content: unknown }[] };
+      expect(JSON.stringify(sent.messages)).toContain(url);
+      expect(JSON.stringify(sent.messages)).toContain('And its title?');
+      expect(existsSync(join(dir, 'ib', 'blobs'))).toBe(false);
+
+      // Sent again to either replica, in a new conversation: still one row.
+      await post(b, '/v1/chat/completions', { model: 'oa', messages: [{ role: 'user', content: [{ type: 'text', text: 'Again. [[say again]]' }, { type: 'image_url', image_url: { url } }] }] });
+      await post(a, '/v1/chat/completions', { model: 'oa', messages: [{ role: 'user', content: [{ type: 'text', text: 'Once more. [[say more]]' }, { type: 'image_url', image_url: { url } }] }] });
+      expect((await db.query('SELECT count(*)::int AS n FROM blobs')).rows[0]).toEqual({ n: 1 });
+    } finally {
+      await db.end().catch(() => undefined);
+      for (const p of proxies) await p.close();
+    }
+    const replay = await runCli(['replay', '--all', '--json', '--store', 'postgres', '--url-env', env]);
+    expect(JSON.parse(replay.stdout)).toMatchObject({ failed: 0 });
+  }, 120_000);
+});
