@@ -1,7 +1,8 @@
 /**
  * `proxy sessions [--json] [--data-dir DIR] [--config PATH]`: every stored session with its
  * model, requests, prompt tokens, token cache rate (sum over sum; unknown, not 0, when nothing
- * reported a cache read), cost and last activity; most recently active first.
+ * reported a cache read), cost, last activity and each client key's requests and cost (`key_name`
+ * in the log); most recently active first.
  */
 import { ProxyError } from '../core/errors.js';
 import { listSessionSummaries } from '../stats/collect.js';

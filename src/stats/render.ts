@@ -39,7 +39,9 @@ export function table(header: readonly string[], rows: readonly (readonly string
 
 export function renderSessions(report: SessionsReport): string {
   if (report.sessions.length === 0 && report.unreadable.length === 0) return 'no sessions';
-  const header = ['id', 'model', 'requests', 'prompt tokens', 'token cache rate', 'cost', 'last active'];
+  // Client keys only where some request carried one, and last: the columns before keep their places.
+  const withKeys = report.sessions.some((s) => s.keys.length > 0);
+  const header = ['id', 'model', 'requests', 'prompt tokens', 'token cache rate', 'cost', 'last active', ...(withKeys ? ['keys'] : [])];
   const rows = report.sessions.map((s: SessionSummary) => [
     s.id,
     s.models.length === 0 ? '-' : s.models.join(','),
@@ -48,8 +50,9 @@ export function renderSessions(report: SessionsReport): string {
     formatRate(s.token_cache_rate),
     formatCost(s.cost_usd, s.cost_unknown),
     formatTime(s.last_active),
+    ...(withKeys ? [s.keys.length === 0 ? '-' : s.keys.map((k) => `${k.name} (${k.requests}, ${formatCost(k.cost_usd, k.cost_unknown)})`).join(', ')] : []),
   ]);
-  const out = [table(header, rows, ['left', 'left', 'right', 'right', 'right', 'right', 'left'])];
+  const out = [table(header, rows, ['left', 'left', 'right', 'right', 'right', 'right', 'left', 'left'])];
   for (const u of report.unreadable) out.push(`${u.id}: unreadable: ${u.error}`);
   return out.join('\n');
 }

@@ -30,10 +30,23 @@ export interface Totals {
   cost_unknown: number;
 }
 
+/** What one client key spent in a session (`proxy sessions`; docs/scaling.md, Keys without restarts). */
+export interface KeyUsage {
+  name: string;
+  requests: number;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  /** Sum of the known costs; null when none is known. */
+  cost_usd: number | null;
+  cost_unknown: number;
+}
+
 export interface SessionSummary extends Totals {
   id: string;
   /** Routes the session's requests went to, in order of first use. */
   models: string[];
+  /** Per client key, in order of first use; requests without a key are in no entry. */
+  keys: KeyUsage[];
   started: string | null;
   last_active: string | null;
   /** The log's last line was torn (a crash mid-write); everything before it is counted. */
@@ -95,6 +108,7 @@ export function sessionStats(id: string, events: readonly LogEvent[], prices: Pr
     session: {
       id,
       models,
+      keys: keyUsage(events, rows),
       started: events[0]?.ts ?? null,
       last_active: events.at(-1)?.ts ?? null,
       torn: opts.torn ?? false,
@@ -102,4 +116,22 @@ export function sessionStats(id: string, events: readonly LogEvent[], prices: Pr
     },
     requests: rows,
   };
+}
+
+/** The rows grouped by the client key each `llm.req` names (`key_name`). */
+function keyUsage(events: readonly LogEvent[], rows: readonly RequestRow[]): KeyUsage[] {
+  const keyOf = new Map<number, string>();
+  for (const e of events) if (e.type === 'llm.req' && e.key_name !== undefined) keyOf.set(e.seq, e.key_name);
+  const byKey = new Map<string, RequestRow[]>();
+  for (const row of rows) {
+    const key = keyOf.get(row.seq);
+    if (key === undefined) continue;
+    const list = byKey.get(key) ?? [];
+    if (list.length === 0) byKey.set(key, list);
+    list.push(row);
+  }
+  return [...byKey].map(([name, list]) => {
+    const t = totalsOf(list);
+    return { name, requests: t.requests, prompt_tokens: t.prompt_tokens, completion_tokens: t.completion_tokens, cost_usd: t.cost_usd, cost_unknown: t.cost_unknown };
+  });
 }

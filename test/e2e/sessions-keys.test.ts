@@ -1,0 +1,90 @@
+/**
+ * Per-key usage in `proxy sessions` (issue 31, item 3; docs/scaling.md, Keys without restarts):
+ * each session lists the client keys its requests came with (`key_name` in `llm.req`), with their
+ * requests, tokens and cost, in the JSON and the table; a key made by `proxy keys add` and a key
+ * of the config alike, on PostgreSQL; a request without a key counts in no key.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
+import { startProxy, type RunningProxy } from '../../src/proxy/server.js';
+import { createSim, type Sim } from '../../src/sim/server.js';
+import type { SessionSummary } from '../../src/stats/session-totals.js';
+import { startPgServer, type PgServer } from '../store/pg-server.js';
+import { runCli } from './harness.js';
+import { replicaConfig } from './replica-procs.js';
+
+let server: PgServer;
+let sim: Sim;
+let dir: string;
+
+beforeAll(async () => {
+  server = await startPgServer();
+  sim = await createSim({ host: '127.0.0.1', port: 0 });
+  dir = await mkdtemp(join(tmpdir(), 'pp-sessions-keys-'));
+}, 120_000);
+afterAll(async () => {
+  await sim?.close();
+  server?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function converse(proxy: RunningProxy, key: string | undefined, name: string, turns: number): Promise<void> {
+  const messages: { role: string; content: string }[] = [{ role: 'system', content: `You are ${name}'s agent.` }];
+  for (let i = 0; i < turns; i++) {
+    messages.push({ role: 'user', content: `Turn ${i} of ${name}. [[say answer ${i} for ${name}]]` });
+    const res = await fetch(`${proxy.url}/v1/chat/completions`, {
+      method: 'POST', headers: { 'content-type': 'application/json', ...(key === undefined ? {} : { authorization: `Bearer ${key}` }) },
+      body: JSON.stringify({ model: 'oa', messages }),
+    });
+    const body = await res.json() as { choices: { message: { content: string } }[] };
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    messages.push({ role: 'assistant', content: body.choices[0]!.message.content });
+  }
+}
+
+describe('proxy sessions: usage per client key', () => {
+  it('names each session\'s keys with their requests and cost, for stored and config keys', async () => {
+    const env = 'PP_TEST_SESSIONS_KEYS_DB';
+    process.env[env] = await server.createDatabase('sessions_keys');
+    process.env.PP_TEST_SK_OPS_KEY = 'ops-key-for-sessions';
+    const made = await runCli(['keys', 'add', 'alice', '--store', 'postgres', '--url-env', env]);
+    expect(made.code, made.stderr).toBe(0);
+    const alice = made.stdout.split('\n')[0]!;
+    const path = await replicaConfig(dir, 'sk', 0, env, sim.urlFor('openai'), `
+[models.oa.price]
+input = 1000
+output = 1000
+
+[auth]
+keys = [{ name = "ops", key_env = "PP_TEST_SK_OPS_KEY" }]
+`);
+    const proxy = await startProxy(loadConfig({ path, env: process.env, cwd: dir }));
+    try {
+      await converse(proxy, alice, 'alice', 3);
+      await converse(proxy, 'ops-key-for-sessions', 'ops', 2);
+    } finally {
+      await proxy.close();
+    }
+
+    const listed = await runCli(['sessions', '--json', '--store', 'postgres', '--url-env', env, '--config', path]);
+    expect(listed.code, listed.stderr).toBe(0);
+    const { sessions } = JSON.parse(listed.stdout) as { sessions: SessionSummary[] };
+    expect(sessions).toHaveLength(2);
+    const byKey = new Map(sessions.map((s) => [s.keys.map((k) => k.name).join(','), s]));
+    const a = byKey.get('alice')!;
+    const o = byKey.get('ops')!;
+    expect(a.keys).toEqual([{ name: 'alice', requests: 3, prompt_tokens: a.prompt_tokens, completion_tokens: a.completion_tokens, cost_usd: a.cost_usd, cost_unknown: 0 }]);
+    expect(a.cost_usd).toBeGreaterThan(0);
+    expect(o.keys).toEqual([{ name: 'ops', requests: 2, prompt_tokens: o.prompt_tokens, completion_tokens: o.completion_tokens, cost_usd: o.cost_usd, cost_unknown: 0 }]);
+
+    const table = await runCli(['sessions', '--store', 'postgres', '--url-env', env, '--config', path]);
+    expect(table.code, table.stderr).toBe(0);
+    const lines = table.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/last active\s+keys$/);
+    expect(lines.find((l) => l.startsWith(a.id))).toContain(`alice (3, $${a.cost_usd!.toFixed(4)})`);
+    expect(lines.find((l) => l.startsWith(o.id))).toContain(`ops (2, $${o.cost_usd!.toFixed(4)})`);
+  }, 60_000);
+});
