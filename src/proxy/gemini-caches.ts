@@ -79,6 +79,8 @@ export class GeminiCaches {
   readonly #totals: Omit<CacheTotals, 'live' | 'tokenHours'> = { created: 0, replaced: 0, deleted: 0, failed: 0, tokensWritten: 0 };
   #settledTokenHours = 0;
   #sweeper: NodeJS.Timeout | undefined;
+  /** Deletes under way: a request does not wait for them, close does. */
+  readonly #deleting = new Set<Promise<void>>();
 
   constructor(api: CacheApi, opts: CacheOptions) {
     this.#api = api;
@@ -91,11 +93,12 @@ export class GeminiCaches {
 
   /**
    * The entry this session's request reads, made or replaced as needed; undefined: the whole
-   * prompt goes (too short yet, or the upstream refused). Sweeps idle sessions first.
+   * prompt goes (too short yet, or the upstream refused). Sweeps idle sessions first, without
+   * waiting for their deletes.
    */
   async use(session: string, route: Route, req: NeutralRequest, apiKey: string | undefined, resolveImage: (sha: string) => ResolvedImage): Promise<CacheUse | undefined> {
     const now = this.#opts.now();
-    await this.sweep(now);
+    void this.sweep(now);
     const target: CacheTarget = { baseUrl: route.deployments[0]!.baseUrl, ...(apiKey === undefined ? {} : { apiKey }) };
     const opts = { resolveImage };
     const ttlSeconds = this.#ttlMs / 1000;
@@ -106,7 +109,7 @@ export class GeminiCaches {
         && encodeCacheCreate(req, entry.messages, route.dialect, ttlSeconds, opts).key === entry.key;
       if (!holds) {
         this.#totals.replaced++;
-        await this.#drop(session, entry, now);
+        void this.#drop(session, entry, now);
         entry = undefined;
       }
     }
@@ -115,7 +118,7 @@ export class GeminiCaches {
     // Grown to twice what the entry holds: the uncached tail is worth holding too.
     if (entry !== undefined && wanted !== undefined && wanted > entry.messages && estimatePrefix(req, wanted) >= 2 * estimatePrefix(req, entry.messages)) {
       this.#totals.replaced++;
-      await this.#drop(session, entry, now);
+      void this.#drop(session, entry, now);
       entry = undefined;
     }
     if (entry !== undefined) {
@@ -161,7 +164,8 @@ export class GeminiCaches {
     clearInterval(this.#sweeper);
     this.#sweeper = undefined;
     const now = this.#opts.now();
-    await Promise.all([...this.#entries].map(([session, e]) => this.#drop(session, e, now)));
+    for (const [session, e] of this.#entries) void this.#drop(session, e, now);
+    await Promise.all([...this.#deleting]);
   }
 
   /** The entry a session reads now, if any. */
@@ -185,17 +189,20 @@ export class GeminiCaches {
     }
   }
 
-  /** Out of the map first: a request of the session meanwhile makes its own. Storage ends here either way. */
-  async #drop(session: string, entry: Entry, now: number): Promise<void> {
+  /**
+   * Out of the map at once: a request of the session meanwhile makes its own. Storage is counted to
+   * here; the delete runs on, tracked until it ends.
+   */
+  #drop(session: string, entry: Entry, now: number): Promise<void> {
     if (this.#entries.get(session) === entry) this.#entries.delete(session);
     this.#settledTokenHours += tokenHours(entry, now);
     this.#totals.deleted++;
-    try {
-      await this.#api.delete(entry.target, entry.name);
-    } catch (err) {
+    const done = this.#api.delete(entry.target, entry.name).catch((err: unknown) => {
       // Gone already (expired) or unreachable: its TTL ends it.
       this.#opts.warn?.(`gemini cache ${entry.name}: delete failed: ${(err as Error).message}`);
-    }
+    }).finally(() => this.#deleting.delete(done));
+    this.#deleting.add(done);
+    return done;
   }
 }
 

@@ -9,7 +9,7 @@ import type OpenAI from 'openai';
 import { runAgent } from '../../bench/agent.js';
 import { startGeminiCacheWorld, type GeminiCacheWorld } from '../../bench/gemini-cache.js';
 import type { EventOf, LogEvent } from '../../src/core/events.js';
-import { readSessions, replayAll, startTap, tag, type Tap, type World } from './harness.js';
+import { readSessions, replayAll, startTap, tag, until, type Tap, type World } from './harness.js';
 
 let w: GeminiCacheWorld;
 let tap: Tap;
@@ -114,9 +114,8 @@ describe('gemini_cache = "explicit"', () => {
     }
     expect(replaced).toBeGreaterThan(0);
     expect(cacheCalls(from, 'created').length).toBeGreaterThan(1);
-    const deleted = cacheCalls(from, 'deleted');
+    const deleted = await until(() => cacheCalls(from, 'deleted').every((r) => r.status === 200) && cacheCalls(from, 'deleted'));
     expect(deleted.length).toBeGreaterThan(0);
-    expect(deleted.every((r) => r.status === 200)).toBe(true);
   });
 
   it('deletes the entries of sessions idle longer than idle_minutes', async () => {
@@ -126,7 +125,8 @@ describe('gemini_cache = "explicit"', () => {
     const from = tap.requests.length;
     // Any request sweeps first (the timer does too, each minute of real time).
     await w.client.chat.completions.create({ model: 'flash', messages: [{ role: 'user', content: `${tag('gc-idle')} [[say hi.]]` }] });
-    const deleted = cacheCalls(from, 'deleted');
+    // The request does not wait for the deletes.
+    const deleted = await until(() => cacheCalls(from, 'deleted').filter((r) => r.status === 200).length === live && cacheCalls(from, 'deleted'));
     expect(deleted).toHaveLength(live);
     expect(w.sim.stats().gemini.cachedContents.live).toBe(0);
     expect(w.caches().totals().live).toBe(0);
