@@ -121,10 +121,12 @@ export class GeminiCaches {
       void this.#drop(session, entry, now);
       entry = undefined;
     }
-    if (entry !== undefined) {
-      if (entry.expiresAt - now < this.#ttlMs / 2) await this.#extend(entry, now);
-      return { name: entry.name, messages: entry.messages, tokens: entry.tokens, created: false };
+    if (entry !== undefined && entry.expiresAt - now < this.#ttlMs / 2 && !(await this.#extend(entry, now))) {
+      // An entry that could not be kept may be gone before the request lands: this one goes whole.
+      void this.#drop(session, entry, now);
+      return undefined;
     }
+    if (entry !== undefined) return { name: entry.name, messages: entry.messages, tokens: entry.tokens, created: false };
     if (wanted === undefined) return undefined;
     const create = encodeCacheCreate(req, wanted, route.dialect, ttlSeconds, opts);
     if (this.#refused.get(session) === create.key) return undefined;
@@ -180,12 +182,14 @@ export class GeminiCaches {
     return { ...this.#totals, live: this.#entries.size, tokenHours: this.#settledTokenHours + open };
   }
 
-  async #extend(entry: Entry, now: number): Promise<void> {
+  async #extend(entry: Entry, now: number): Promise<boolean> {
     try {
       await this.#api.extend(entry.target, encodeCacheExtend(entry.name, entry.dialect, this.#ttlMs / 1000));
       entry.expiresAt = now + this.#ttlMs;
+      return true;
     } catch (err) {
       this.#opts.warn?.(`gemini cache ${entry.name}: extending its TTL failed: ${(err as Error).message}`);
+      return false;
     }
   }
 

@@ -31,6 +31,7 @@ class FakeApi implements CacheApi {
   }
   async extend(_t: unknown, req: EncodedRequest) {
     this.calls.push(`extend ${req.path}`);
+    if (this.refuse) throw new Error('HTTP 403 CachedContent not found');
   }
   async delete(_t: unknown, name: string) {
     this.calls.push(`delete ${name}`);
@@ -90,6 +91,17 @@ describe('GeminiCaches', () => {
     w.advance(2 * MIN);
     await w.use('s', conversation(4));
     expect(w.api.calls).toStrictEqual(['create 8', 'extend /cachedContents/c1?updateMask=ttl']);
+  });
+
+  it('an entry whose TTL could not be extended is not named again: that request goes whole, the next makes a new one', async () => {
+    const w = world();
+    await w.use('s', conversation(4));
+    w.advance(9 * MIN);
+    w.api.refuse = true;
+    expect(await w.use('s', conversation(4))).toBeUndefined();
+    expect(w.api.calls).toStrictEqual(['create 8', 'extend /cachedContents/c1?updateMask=ttl', 'delete cachedContents/c1']);
+    w.api.refuse = false;
+    expect(await w.use('s', conversation(5))).toMatchObject({ name: 'cachedContents/c2', created: true });
   });
 
   it('deletes an idle session\'s entry (another session\'s request sweeps), and the rest at close; storage in token-hours', async () => {
