@@ -4,13 +4,17 @@
  * Copies every session log and its saved index from one store to the other, line for line (the
  * bytes the digests were computed over), then reads each log back from the target and replays
  * every request in it against its recorded digest. A session already in the target with the same
- * lines is skipped; with other lines, it is an error and nothing of it is written. Images stay
- * where they are (the data directory's images/, docs/scaling.md). Exit 0 when every digest
- * matches, 1 on a mismatch or a copy that reads back different, 2 on bad input.
+ * lines is skipped; with other lines, it is an error and nothing of it is written. The images a
+ * log names go with it (the data directory's blobs/, the database's blobs table), each checked
+ * against its digest. Exit 0 when every digest matches, 1 on a mismatch, a missing image or a copy
+ * that reads back different, 2 on bad input.
  */
+import { sha256Hex } from '../core/canonical.js';
 import { ProxyError } from '../core/errors.js';
-import type { Store } from '../store/types.js';
-import { parse } from './args.js';
+import { FileBlobStore } from '../store/file-blobs.js';
+import { imageDigests } from '../store/image-digests.js';
+import type { BlobStore, Store } from '../store/types.js';
+import { dataDirArg, parse } from './args.js';
 import { Progress } from './progress.js';
 import { STORE_OPTIONS, storeFromArgs, storeKind, withStore } from './store-arg.js';
 import { verifyEvents } from './verify.js';
@@ -23,6 +27,8 @@ interface Report {
   skipped: number;
   events: number;
   requests: number;
+  /** Images copied to the target (those it held already not counted). */
+  images: number;
   failed: { session: string; problem: string }[];
 }
 
@@ -37,7 +43,7 @@ export async function migrateCommand(args: string[]): Promise<number> {
   const to = storeKind(values.to, 'files');
   if (from === to) throw new ProxyError('bad_argument', { detail: `--from and --to are both ${from}: nothing to move\n${HELP}` });
   const report = await withStore(await storeFromArgs(values, undefined, from), async (source) =>
-    withStore(await storeFromArgs(values, undefined, to), (target) => migrate(source, target, values.json !== true)));
+    withStore(await storeFromArgs(values, undefined, to), (target) => migrate(source, target, values.json !== true, dataDirArg(values['data-dir']))));
   if (values.json === true) {
     process.stdout.write(JSON.stringify(report, null, 2) + '\n');
   } else {
@@ -47,10 +53,13 @@ export async function migrateCommand(args: string[]): Promise<number> {
   return report.failed.length === 0 ? 0 : 1;
 }
 
-async function migrate(source: Store, target: Store, progress: boolean): Promise<Report> {
+async function migrate(source: Store, target: Store, progress: boolean, dir: string): Promise<Report> {
   const ids = await source.listSessions();
   const bar = progress ? new Progress(ids.length, 'migrate') : undefined;
-  const report: Report = { sessions: ids.length, moved: 0, skipped: 0, events: 0, requests: 0, failed: [] };
+  const report: Report = { sessions: ids.length, moved: 0, skipped: 0, events: 0, requests: 0, images: 0, failed: [] };
+  // The file store's images are files under the data dir; the database keeps its own.
+  const from = source.blobs ?? new FileBlobStore(dir);
+  const to = target.blobs ?? new FileBlobStore(dir);
   for (const id of ids) {
     const lines = await source.exportLines(id);
     if (await target.exists(id)) {
@@ -69,6 +78,7 @@ async function migrate(source: Store, target: Store, progress: boolean): Promise
       report.failed.push({ session: id, problem: `${target.file(id)} reads back other lines than ${source.file(id)}` });
     }
     const { events } = await target.read(id);
+    report.images += await copyImages(id, [...imageDigests(events)], from, to, report);
     for (const r of verifyEvents(events, { file: target.file(id) })) {
       report.requests++;
       if (!r.ok) report.failed.push({ session: id, problem: `request seq ${r.seq}: ${r.problem ?? 'digest mismatch'}` });
@@ -77,6 +87,25 @@ async function migrate(source: Store, target: Store, progress: boolean): Promise
   }
   bar?.end();
   return report;
+}
+
+/** Copies the digests the target lacks; an image missing from the source or not matching its digest fails the session. */
+async function copyImages(id: string, digests: string[], from: BlobStore, to: BlobStore, report: Report): Promise<number> {
+  if (digests.length === 0) return 0;
+  const there = await to.get(digests);
+  const wanted = digests.filter((d) => !there.has(d));
+  const found = await from.get(wanted);
+  let copied = 0;
+  for (const sha256 of wanted) {
+    const bytes = found.get(sha256);
+    if (bytes === undefined || sha256Hex(bytes) !== sha256) {
+      report.failed.push({ session: id, problem: `image ${sha256} is ${bytes === undefined ? 'missing from' : 'damaged in'} the source store` });
+      continue;
+    }
+    await to.put(sha256, bytes);
+    copied++;
+  }
+  return copied;
 }
 
 function sameLines(a: readonly string[], b: readonly string[]): boolean {

@@ -19,6 +19,7 @@ import { ProxyError } from '../core/errors.js';
 import type { LogEvent } from '../core/events.js';
 import { estimateImageTokens } from '../core/estimate.js';
 import type { ImagePart } from '../core/types.js';
+import { imageDigests } from '../store/image-digests.js';
 import type { BlobStore } from '../store/types.js';
 import { imageSize } from './image-size.js';
 
@@ -119,15 +120,9 @@ export class ImageStore {
    */
   async preload(events: readonly LogEvent[]): Promise<void> {
     if (this.#blobs === undefined) return;
-    const missing = new Set<string>();
-    for (const e of events) {
-      if (e.type !== 'client.msg' || e.msg.role !== 'user' || typeof e.msg.content === 'string') continue;
-      for (const part of e.msg.content) {
-        if (part.type === 'image' && !this.#images.has(part.sha256) && !this.#pending.has(part.sha256)) missing.add(part.sha256);
-      }
-    }
-    if (missing.size === 0) return;
-    const found = await this.#blobs.get([...missing]);
+    const missing = [...imageDigests(events)].filter((sha256) => !this.#images.has(sha256) && !this.#pending.has(sha256));
+    if (missing.length === 0) return;
+    const found = await this.#blobs.get(missing);
     for (const sha256 of missing) {
       const bytes = found.get(sha256);
       if (bytes === undefined) throw new ProxyError('internal_error', { detail: `image ${sha256} is not in the store's blobs` });

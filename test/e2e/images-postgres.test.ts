@@ -4,9 +4,10 @@
  * replica's data dir. A replica with its own empty data dir carries on a conversation another
  * replica began with an image, the client naming only the previous response
  * (`previous_response_id`): the image comes from the database, and goes upstream as it was sent.
+ * `proxy migrate` takes the images with the logs, both ways, and fails on one it cannot find.
  */
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -122,5 +123,33 @@ describe('images in the PostgreSQL store', () => {
     }
     const replay = await runCli(['replay', '--all', '--json', '--store', 'postgres', '--url-env', env]);
     expect(JSON.parse(replay.stdout)).toMatchObject({ failed: 0 });
+
+    // `proxy migrate` takes the images with the logs: to files (blobs/<sha256>), and back to another database.
+    const files = join(dir, 'migrated');
+    const out = await runCli(['migrate', '--from', 'postgres', '--to', 'files', '--data-dir', files, '--url-env', env, '--json']);
+    expect(out.code, out.stderr).toBe(0);
+    expect(JSON.parse(out.stdout)).toMatchObject({ moved: 3, images: 1, failed: [] });
+    expect(readFileSync(join(files, 'blobs', sha256)).equals(bytes)).toBe(true);
+    const back = 'PP_TEST_IMAGES_BACK_DB';
+    process.env[back] = await server.createDatabase('images_back');
+    const home = await runCli(['migrate', '--from', 'files', '--to', 'postgres', '--data-dir', files, '--url-env', back, '--json']);
+    expect(home.code, home.stderr).toBe(0);
+    expect(JSON.parse(home.stdout)).toMatchObject({ moved: 3, images: 1, failed: [] });
+    const again = new pg.Client({ connectionString: process.env[back] });
+    await again.connect();
+    try {
+      const rows = (await again.query<{ sha256: string; bytes: Buffer }>('SELECT sha256, bytes FROM blobs')).rows;
+      expect(rows.map((r) => r.sha256)).toEqual([sha256]);
+      expect(rows[0]!.bytes.equals(bytes)).toBe(true);
+    } finally {
+      await again.end();
+    }
+    // An image missing from the source fails the migration, and says which.
+    rmSync(join(files, 'blobs', sha256));
+    const lost = 'PP_TEST_IMAGES_LOST_DB';
+    process.env[lost] = await server.createDatabase('images_lost');
+    const broken = await runCli(['migrate', '--from', 'files', '--to', 'postgres', '--data-dir', files, '--url-env', lost, '--json']);
+    expect(broken.code).toBe(1);
+    expect(broken.stderr).toContain(`image ${sha256} is missing from the source store`);
   }, 120_000);
 });
