@@ -204,7 +204,9 @@ function toProxyError(err: unknown, bodyLimit: number, contentType: string | und
 /** The caches, swept while the app runs and deleted when it closes, when any model asks for them. */
 function explicitCaches(deps: AppDeps): GeminiCaches | undefined {
   if (!Object.values(deps.config.models).some((m) => m.geminiCache === 'explicit')) return undefined;
-  const caches = new GeminiCaches(fetchCacheApi(), { now: () => deps.now().getTime(), idleMs: deps.config.sessions.idleMinutes * 60_000 });
+  const caches = new GeminiCaches(fetchCacheApi(), {
+    now: () => deps.now().getTime(), idleMs: deps.config.sessions.idleMinutes * 60_000, warn: (line) => deps.logger?.warn(line),
+  });
   caches.startSweeping();
   return caches;
 }
