@@ -68,7 +68,12 @@ export class ImageStore {
     // The estimate depends on `detail`: only the default's (`auto`, or none given) is kept.
     const usual = detail === undefined || detail === 'auto';
     const seen = usual ? this.#stored.get(url) : undefined;
-    if (seen !== undefined) return detail === undefined ? { ...seen } : { ...seen, detail };
+    if (seen !== undefined) {
+      // Resent, and since dropped from the bytes kept for encoding: from the database no file can
+      // be read back at once, so it is kept again from the URL it came in.
+      if (this.#blobs !== undefined && !this.#images.has(seen.sha256)) this.#images.set(seen.sha256, { mime: seen.mime, base64: Buffer.from(url.slice(url.indexOf(',') + 1), 'base64').toString('base64') });
+      return detail === undefined ? { ...seen } : { ...seen, detail };
+    }
     const part = this.#store(url, detail, param);
     if (usual) {
       const { detail: _detail, ...described } = part;
