@@ -1,7 +1,8 @@
 /**
  * The chaos test of issue 31 (docs/scaling.md, Chaos): three `proxy serve` replicas on one
  * PostgreSQL behind the small retrying balancer, eight streaming agents (the official SDK with its
- * retries) on one budgeted key from `proxy keys add`. For about a minute a replica is killed with
+ * retries; a turn asked again after a cut stream marked as a retry, as the SDK marks its own) on
+ * one budgeted key from `proxy keys add`. For about a minute a replica is killed with
  * SIGKILL every few seconds and started again, and the database is stopped and started once. The
  * budget is cut, part way, to what was spent plus about ten seconds' worth, so it runs out under
  * the chaos. Then: every answer an agent received whole is in the log, eight sessions with no fork
@@ -85,7 +86,7 @@ output = ${PRICE.output}
       const client = new OpenAI({ baseURL: `${balancer.url}/v1`, apiKey: key, maxRetries: 4, timeout: 30_000 });
       let done = false;
       const spent = (err: unknown) => (err as { code?: unknown }).code === 'budget_exceeded';
-      const agents = Array.from({ length: AGENTS }, (_, i) => streamingAgent(client, { id: `c${i}`, model: 'oa', stop: () => done, slowMs: 20, len: 20, fatal: spent }));
+      const agents = Array.from({ length: AGENTS }, (_, i) => streamingAgent(client, { id: `c${i}`, model: 'oa', stop: () => done, slowMs: 20, len: 20, fatal: spent, markResends: true }));
 
       const t0 = Date.now();
       let step = 0;
@@ -141,7 +142,7 @@ output = ${PRICE.output}
         // No fork: one session per agent, none a child of another, no rewrite.
         expect(events.filter((e) => e.type === 'client.rewrite')).toEqual([]);
         expect(events[0]).toMatchObject({ type: 'session.start' });
-        expect((events[0] as { parent?: unknown }).parent).toBeUndefined();
+        expect((events[0] as { parent?: unknown }).parent, `${id} forked`).toBeUndefined();
       }
       expect(ids).toHaveLength(AGENTS);
       const lost = results.flatMap((r) => r.answers).filter((a) => !logged.has(a));

@@ -18,16 +18,24 @@ export interface AgentResult {
   ended?: string;
 }
 
-export async function streamingAgent(client: OpenAI, opts: { id: string; model: string; stop: () => boolean; maxTurns?: number; slowMs?: number; len?: number; headers?: Record<string, string>; fatal?: (err: unknown) => boolean }): Promise<AgentResult> {
+export async function streamingAgent(client: OpenAI, opts: { id: string; model: string; stop: () => boolean; maxTurns?: number; slowMs?: number; len?: number; headers?: Record<string, string>; fatal?: (err: unknown) => boolean;
+  /**
+   * Send a turn asked again (after an error or a cut stream) marked as a retry, as the SDK marks its
+   * own (`x-stainless-retry-count`): the proxy answers it from the log when the first try's reply was
+   * logged (decision 0128); unmarked, the same question again is a new branch, by design.
+   */
+  markResends?: boolean; }): Promise<AgentResult> {
   const messages: ChatCompletionMessageParam[] = [{ role: 'system', content: `You are agent ${opts.id}.` }];
   const out: AgentResult = { answers: [], errors: [], cut: 0 };
   const len = opts.len ?? 20;
+  let resend = false;
   for (let turn = 0; turn < (opts.maxTurns ?? 1000) && !opts.stop(); turn++) {
+    const headers = { ...opts.headers, ...(resend && opts.markResends === true ? { 'x-stainless-retry-count': '1' } : {}) };
     const ask: ChatCompletionMessageParam = { role: 'user', content: `Agent ${opts.id}, turn ${turn}. [[say ${said(opts.id, turn)}]] [[slow ${opts.slowMs ?? 20}]] [[len ${len}]]` };
     let content = '';
     let finish: string | null = null;
     try {
-      const stream = await client.chat.completions.create({ model: opts.model, stream: true, messages: [...messages, ask] }, opts.headers === undefined ? {} : { headers: opts.headers });
+      const stream = await client.chat.completions.create({ model: opts.model, stream: true, messages: [...messages, ask] }, Object.keys(headers).length === 0 ? {} : { headers });
       for await (const c of stream) {
         content += c.choices[0]?.delta?.content ?? '';
         finish = c.choices[0]?.finish_reason ?? finish;
@@ -40,6 +48,7 @@ export async function streamingAgent(client: OpenAI, opts: { id: string; model: 
       out.errors.push((err as Error).message);
       // The next turn sends the same question again, as an agent's retry would.
       turn--;
+      resend = true;
       if (out.errors.length > 200) break;
       await new Promise((r) => setTimeout(r, 50));
       continue;
@@ -48,8 +57,10 @@ export async function streamingAgent(client: OpenAI, opts: { id: string; model: 
     if (finish === null || !content.startsWith(said(opts.id, turn)) || content.length < len * 4) {
       out.cut++;
       turn--;
+      resend = true;
       continue;
     }
+    resend = false;
     messages.push(ask, { role: 'assistant', content });
     out.answers.push(content);
   }
