@@ -118,6 +118,11 @@ export class SessionLog {
     return before === undefined ? this.#writer.sync() : before().then(() => this.#writer.sync());
   }
 
+  /** The end of a turn's writing: a sync (the file store has no claim to give back, nor a shared ledger). */
+  endTurn(): Promise<void> {
+    return this.sync();
+  }
+
   /**
    * The turn protocol of a store shared by replicas (src/store/types.ts): this writer holds the
    * file's lock from open to close, so no one else appended and there is nothing to catch up.

@@ -13,7 +13,7 @@ import type { Usage } from '../core/types.js';
 import type { Metrics } from '../metrics/registry.js';
 import { totalCost } from '../pricing/cost.js';
 import { periodEnd, periodStart } from './budget-period.js';
-import type { ClientLedger } from '../store/types.js';
+import type { ClientLedger, LedgerCharge } from '../store/types.js';
 import type { SpendEntry } from './spend-ledger.js';
 import { TokenBucket } from './token-bucket.js';
 
@@ -92,17 +92,28 @@ export class ClientLimits {
   }
 
   /**
+   * On a shared ledger, what a reply adds to its key's spend, for the caller to commit with the
+   * reply's events (SessionWriter.endTurn) and then count with `charge(..., true)`; else undefined.
+   */
+  sharedCharge(key: ClientKey | undefined, route: Pick<Route, 'price'>, usage: Usage | undefined): LedgerCharge | undefined {
+    if (key === undefined || this.#opts.shared === undefined) return undefined;
+    const usd = totalCost(route.price, usage)?.usd;
+    return usd === undefined || usd <= 0 ? undefined : { client: key.name, ts: this.#opts.now(), usd };
+  }
+
+  /**
    * A logged reply's cost, at the route's prices (else as the provider reported it; unknown counts
    * 0), onto the key's spend and into the ledger; resolves once the ledger holds it durably.
+   * `written`: the shared ledger has it already (committed with the reply, `sharedCharge`).
    */
-  async charge(key: ClientKey | undefined, route: Pick<Route, 'price'>, usage: Usage | undefined): Promise<void> {
+  async charge(key: ClientKey | undefined, route: Pick<Route, 'price'>, usage: Usage | undefined, written = false): Promise<void> {
     if (key === undefined) return;
     const usd = totalCost(route.price, usage)?.usd;
     if (usd === undefined) return;
     const now = this.#opts.now();
     this.#current(key, now).usd += usd;
     this.#opts.metrics?.clientSpend.inc({ client: key.name }, usd);
-    if (usd > 0 && this.#opts.shared !== undefined) return this.#opts.shared.charge({ client: key.name, ts: now, usd });
+    if (usd > 0 && this.#opts.shared !== undefined) return written ? undefined : this.#opts.shared.charge({ client: key.name, ts: now, usd });
     if (usd <= 0 || this.#opts.ledger === undefined) return;
     this.#opts.ledger.append({ ts: now, client: key.name, usd });
     await this.#opts.ledger.sync();

@@ -43,6 +43,12 @@ export interface SessionWriter {
   append(body: EventBody, ts: string): LogEvent;
   /** Resolves when every event appended before the call is durable. */
   sync(): Promise<void>;
+  /**
+   * A sync that ends the turn's writing (its last append done): the database store commits the
+   * events, `charge` (a reply's cost, for a store whose `ledger` is shared) and the end of the
+   * turn's claim in one transaction. The file store syncs; it is never given a charge.
+   */
+  endTurn(charge?: LedgerCharge): Promise<void>;
   offsetOf(seq: number): number | undefined;
   /**
    * Take the session for one turn and return what other writers appended since this one last saw
@@ -79,6 +85,13 @@ export interface LedgerAdmission {
   now: number;
 }
 
+/** A reply's cost added to its client key's spend on the UTC day of `ts` (ms). */
+export interface LedgerCharge {
+  client: string;
+  ts: number;
+  usd: number;
+}
+
 /**
  * Client keys' spend and request rates kept where every replica reads them (the database store;
  * the file store keeps them in the process and its spend ledger file).
@@ -87,7 +100,7 @@ export interface ClientLedger {
   /** The key's spend in its window and, when it has a rate and is under budget, a token taken (0) or the ms to wait. */
   admit(q: LedgerAdmission): Promise<{ spent: number; waitMs: number }>;
   /** Adds a reply's cost, durably when this resolves. */
-  charge(entry: { client: string; ts: number; usd: number }): Promise<void>;
+  charge(entry: LedgerCharge): Promise<void>;
 }
 
 export type BudgetPeriod = 'day' | 'month' | 'total';

@@ -28,15 +28,18 @@ export async function recordAnswer(call: Call, final: NeutralReply, firstByte: n
     ...(providerMiss ? { provider_miss: true as const } : {}), ...attemptFields(call),
   });
   call.logged = true;
+  // The reply, its cost on a ledger the replicas share, and the end of the turn's claim: on the
+  // database, one commit (decision 0008); on files, the log's sync.
+  const charge = deps.limits?.sharedCharge(a.key, a.route, final.usage);
   const sync = call.trace.stage('log.sync');
-  await turn.session.log.sync().catch((err: unknown) => {
+  await turn.session.log.endTurn(charge).catch((err: unknown) => {
     sync.end(err);
     throw err;
   });
   sync.end();
   call.trace.set({ ...usageAttributes(final.usage, final.finish_reason), ...prefixAttributes(cause, final.usage?.cached_tokens, call.previousPrompt) });
   if (call.trace.captureContent) call.trace.set(contentAttributes(redactDeep(a.client.messages).value, redactDeep({ content: final.content, tool_calls: final.tool_calls }).value));
-  await deps.limits?.charge(a.key, a.route, final.usage);
+  await deps.limits?.charge(a.key, a.route, final.usage, charge !== undefined);
   recordReply(deps.metrics, a.labels, a.route, final, call.previousPrompt);
   recordCacheSaving(deps.metrics, a.labels, a.route, final.usage);
   if (a.route.price !== undefined) recordPrices(deps.metrics, a.labels, a.route.figures.prices);
@@ -61,7 +64,7 @@ export async function fail(call: Call, thrown: unknown): Promise<void> {
     try {
       call.turn.append({ type: 'llm.error', req: call.reqEvent.seq, error: err instanceof Error ? err.message : String(err), ...attemptFields(call), ...partial });
       call.logged = true;
-      await call.turn.session.log.sync();
+      await call.turn.session.log.endTurn();
     } catch {
       // The log itself failed: the session is read back from disk on its next request.
     }
@@ -77,7 +80,7 @@ export async function logAborted(call: Call, partial: NeutralReply, firstByte: n
   endUpstream(call);
   call.turn.append({ type: 'llm.resp', req: call.reqEvent!.seq, reply: partial, origin: call.origin, timings: timings(call.callStarted!, firstByte), aborted: true });
   call.logged = true;
-  await call.turn.session.log.sync();
+  await call.turn.session.log.endTurn();
 }
 
 function hasContent(reply: NeutralReply): boolean {

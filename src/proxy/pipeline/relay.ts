@@ -24,7 +24,7 @@ export async function relayError(call: Call, reply: FastifyReply, upstream: Extr
   endUpstream(call, { code: `upstream_${upstream.status}` });
   turn.append({ type: 'llm.error', req: call.reqEvent!.seq, status: upstream.status, body: text, ...attemptFields(call) });
   call.logged = true;
-  await turn.session.log.sync();
+  await turn.session.log.endTurn();
   deps.metrics.upstreamErrors.inc({ ...a.labels, status: String(upstream.status) });
   const error = a.dialect.decodeError(upstream.status, text);
   if (error.contextOverflow) throw new CountedFailure(new ProxyError('context_length_exceeded', { detail: error.message }, { param: 'messages' }));

@@ -5,7 +5,7 @@
  * once across them; it is overspent by at most the requests admitted and not yet charged.
  */
 import type pg from 'pg';
-import type { ClientLedger, LedgerAdmission } from '../types.js';
+import type { ClientLedger, LedgerAdmission, LedgerCharge } from '../types.js';
 import { reaching } from './unavailable.js';
 
 const ADMIT = `
@@ -43,12 +43,12 @@ export class PgClientLedger implements ClientLedger {
     return { spent: row.usd, waitMs };
   }
 
-  async charge(e: { client: string; ts: number; usd: number }): Promise<void> {
+  async charge(e: LedgerCharge): Promise<void> {
     await reaching(() => this.#pool.query(CHARGE, [e.client, dayOf(e.ts), e.usd]));
   }
 }
 
 /** The UTC day holding `ms`; -Infinity (a budget over all time) is PostgreSQL's '-infinity'. */
-function dayOf(ms: number): string {
+export function dayOf(ms: number): string {
   return ms === Number.NEGATIVE_INFINITY ? '-infinity' : new Date(ms).toISOString().slice(0, 10);
 }

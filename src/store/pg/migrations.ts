@@ -116,4 +116,45 @@ $fn$;
 CREATE TABLE blobs (sha256 text PRIMARY KEY CHECK (sha256 ~ '^[0-9a-f]{64}$'), bytes bytea NOT NULL);
 `,
   },
+  {
+    version: 6,
+    name: 'turn in two commits',
+    sql: `
+-- A turn's appends, the reply's charge and the end of its claim in one call, one commit
+-- (session-log.ts): the events, the session's entry, the charge onto the key's day
+-- (client-ledger.ts), then the claim given back, last. An unlock takes effect at once, before the
+-- commit, so the releaser first takes a second lock on the session, held until its commit ends
+-- (transaction-scoped); the next claimer waits for that one (claim_session below), so its catch-up
+-- read sees these events. Advisory locks write nothing: a claim stays a read-only transaction.
+CREATE FUNCTION append_events(p_id text, p_seq bigint[], p_off bigint[], p_type text[], p_line text[], p_entry jsonb,
+  p_release boolean, p_client text, p_day date, p_usd float8) RETURNS void
+LANGUAGE plpgsql VOLATILE AS $fn$
+BEGIN
+  INSERT INTO events (session_id, seq, off, type, line) SELECT p_id, * FROM unnest(p_seq, p_off, p_type, p_line);
+  UPDATE sessions SET entry = coalesce(p_entry, entry),
+    entry_rev = CASE WHEN p_entry IS NULL THEN entry_rev ELSE nextval('session_entry_rev') END
+  WHERE id = p_id;
+  IF p_client IS NOT NULL THEN
+    INSERT INTO client_spend (client, day, usd) VALUES (p_client, p_day, p_usd)
+    ON CONFLICT (client, day) DO UPDATE SET usd = client_spend.usd + EXCLUDED.usd;
+  END IF;
+  IF p_release THEN
+    PERFORM pg_advisory_xact_lock(hashtextextended(p_id, 1));
+    PERFORM pg_advisory_unlock(hashtextextended(p_id, 0));
+  END IF;
+END
+$fn$;
+
+-- The claim as before, and after the lock a wait for the commit of a previous holder that gave it
+-- back inside its last batch (append_events); the catch-up read then takes its snapshot after it.
+CREATE OR REPLACE FUNCTION claim_session(p_id text, p_after bigint) RETURNS TABLE (seq bigint, off bigint, line text)
+LANGUAGE plpgsql VOLATILE AS $fn$
+BEGIN
+  PERFORM pg_advisory_lock(hashtextextended(p_id, 0));
+  PERFORM pg_advisory_xact_lock_shared(hashtextextended(p_id, 1));
+  RETURN QUERY SELECT e.seq, e.off, e.line FROM events e WHERE e.session_id = p_id AND e.seq > p_after ORDER BY e.seq;
+END
+$fn$;
+`,
+  },
 ];

@@ -7,8 +7,10 @@
  * nothing of it is stored (a transaction), and every later append and sync fails with its error.
  *
  * A turn `claim`s the log: a session-level advisory lock on the session id, held by one pooled
- * connection until `unclaim`, serialises writers across replicas; what another replica appended
- * meanwhile is read back and returned for the caller to fold. The (session_id, seq) primary key
+ * connection until `unclaim` or `endTurn`, serialises writers across replicas; what another
+ * replica appended meanwhile is read back and returned for the caller to fold. While a turn holds
+ * the claim its appends wait for a sync, so a steady turn is two commits: the claim, then its
+ * events with the reply's charge and the unlock (decision 0008). The (session_id, seq) primary key
  * fences a writer that lost its lock (a dropped connection): its batch fails, it never forks the log.
  */
 import type pg from 'pg';
@@ -16,8 +18,9 @@ import { ProxyError } from '../../core/errors.js';
 import type { EventBody, LogEvent } from '../../core/events.js';
 import { EventTail } from '../../log/event-tail.js';
 import type { RedactionListener } from '../../log/session-log.js';
-import type { CaughtUp, SessionWriter } from '../types.js';
+import type { CaughtUp, LedgerCharge, SessionWriter } from '../types.js';
 import { rowsToEvents, type EventRow } from './rows.js';
+import { dayOf } from './client-ledger.js';
 import { asUnavailable, isUnavailable, reaching } from './unavailable.js';
 
 export interface PgSessionLogParts {
@@ -53,14 +56,16 @@ interface Waiter {
   reject: (err: Error) => void;
 }
 
-const INSERT = `
-WITH batch AS (
-  INSERT INTO events (session_id, seq, off, type, line)
-  SELECT $1, * FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::text[])
-)
-UPDATE sessions SET entry = coalesce($6::jsonb, entry),
-  entry_rev = CASE WHEN $6::jsonb IS NULL THEN entry_rev ELSE nextval('session_entry_rev') END
-WHERE id = $1`;
+/** A batch; with `release`, the claim's end and a charge in its transaction (migrations.ts, append_events). */
+const APPEND = 'SELECT append_events($1, $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::jsonb, $7, $8, $9::date, $10)';
+
+/** The end of a turn asked of the batch loop: the next batch carries it. */
+interface Ending {
+  release: boolean;
+  charge: LedgerCharge | undefined;
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
 
 export class PgSessionLog implements SessionWriter {
   readonly id: string;
@@ -75,6 +80,7 @@ export class PgSessionLog implements SessionWriter {
   #error: Error | undefined;
   #entry: (() => unknown) | undefined;
   #claimed: pg.PoolClient | undefined;
+  #ending: Ending | undefined;
   /** Claims and unclaims run in call order. */
   #turns: Promise<unknown> = Promise.resolve();
   #closing: Promise<void> | undefined;
@@ -126,13 +132,28 @@ export class PgSessionLog implements SessionWriter {
     const { event, line, offset, hits } = this.#tail.add(body, ts);
     this.#pending.push({ seq: event.seq, off: offset, type: event.type, line: line.slice(0, -1) });
     if (hits.length > 0) this.#onRedact?.(this.id, event.seq, hits);
-    this.#kick();
+    // A claimed turn's events wait for its sync (usually its end): one commit for the turn.
+    if (this.#claimed === undefined) this.#kick();
     return event;
   }
 
   async sync(): Promise<void> {
     if (this.#beforeSync !== undefined) await this.#beforeSync();
     return this.#committedThrough(this.#tail.lastSeq);
+  }
+
+  /**
+   * A sync that also ends the turn's claim: the events, `charge` and the unlock in one commit. Run
+   * in turn order like `unclaim`; what is appended afterwards is written without the claim.
+   */
+  endTurn(charge?: LedgerCharge): Promise<void> {
+    const done = this.#turns.then(async () => {
+      if (this.#beforeSync !== undefined) await this.#beforeSync();
+      if (this.#claimed === undefined && charge === undefined) return this.#committedThrough(this.#tail.lastSeq);
+      return this.#end(this.#claimed !== undefined, charge);
+    });
+    this.#turns = done.catch(() => undefined);
+    return done;
   }
 
   offsetOf(seq: number): number | undefined {
@@ -212,8 +233,10 @@ export class PgSessionLog implements SessionWriter {
   }
 
   async #unclaim(): Promise<void> {
+    if (this.#claimed === undefined) return;
+    // What the turn appended and the unlock, in one commit; after a failed batch, the unlock alone.
+    if (this.#error === undefined) return this.#end(true, undefined);
     const client = this.#claimed;
-    if (client === undefined) return;
     let failure: unknown;
     try {
       await this.#committedThrough(this.#tail.lastSeq);
@@ -236,7 +259,17 @@ export class PgSessionLog implements SessionWriter {
   #committedThrough(seq: number): Promise<void> {
     if (this.#error !== undefined) return Promise.reject(this.#error);
     if (this.#committed >= seq) return Promise.resolve();
+    if (this.#pending.length > 0) this.#kick();
     return new Promise((resolve, reject) => this.#waiters.push({ seq, resolve, reject }));
+  }
+
+  /** The next batch (empty if nothing is queued) with the charge and, when `release`, the unlock. */
+  #end(release: boolean, charge: LedgerCharge | undefined): Promise<void> {
+    if (this.#error !== undefined) return Promise.reject(this.#error);
+    return new Promise((resolve, reject) => {
+      this.#ending = { release, charge, resolve, reject };
+      this.#kick();
+    });
   }
 
   /** Start the batch loop after this tick's appends, if it is not running. */
@@ -247,32 +280,53 @@ export class PgSessionLog implements SessionWriter {
   }
 
   async #drive(): Promise<void> {
-    while (this.#pending.length > 0 && this.#error === undefined) {
+    while ((this.#pending.length > 0 || this.#ending !== undefined) && this.#error === undefined) {
       const batch = this.#pending;
+      const ending = this.#ending;
       this.#pending = [];
+      this.#ending = undefined;
       try {
-        await this.#commit(batch);
-        this.#committed = batch.at(-1)!.seq;
+        await this.#commit(batch, ending);
+        if (batch.length > 0) this.#committed = batch.at(-1)!.seq;
+        if (ending?.release === true) this.#giveBack(undefined);
+        ending?.resolve();
       } catch (err) {
         // The database gone is an outage the client may retry; anything else is a bug to report.
+        const what = batch.length > 0 ? `events ${batch[0]!.seq}-${batch.at(-1)!.seq} were not stored` : 'the turn could not end';
         this.#error = isUnavailable(err)
           ? asUnavailable(err) as Error
-          : new ProxyError('internal_error', { detail: `${this.#where}: events ${batch[0]!.seq}-${batch.at(-1)!.seq} were not stored: ${(err as Error).message}` });
+          : new ProxyError('internal_error', { detail: `${this.#where}: ${what}: ${(err as Error).message}` });
+        // Whether the unlock ran is unknown: the connection goes, and the lock with it.
+        if (ending?.release === true) this.#giveBack(err as Error);
+        ending?.reject(this.#error);
       }
       this.#settle();
     }
     this.#driving = false;
   }
 
-  async #commit(batch: Pending[]): Promise<void> {
-    const entry = this.#entry === undefined ? null : JSON.stringify(this.#entry());
-    const params = [this.id, batch.map((r) => r.seq), batch.map((r) => r.off), batch.map((r) => r.type), batch.map((r) => r.line), entry];
+  async #commit(batch: Pending[], ending: Ending | undefined): Promise<void> {
+    const entry = this.#entry === undefined || batch.length === 0 ? null : JSON.stringify(this.#entry());
+    const charge = ending?.charge;
+    const params = [
+      this.id, batch.map((r) => r.seq), batch.map((r) => r.off), batch.map((r) => r.type), batch.map((r) => r.line), entry,
+      ending?.release === true, charge?.client ?? null, charge === undefined ? null : dayOf(charge.ts), charge?.usd ?? null,
+    ];
     // The turn's own connection when it holds one (no wait for the pool), else any.
     if (this.#claimed !== undefined) {
-      await this.#claimed.query(INSERT, params);
+      await this.#claimed.query(APPEND, params);
       return;
     }
-    await this.#pool.query(INSERT, params);
+    await this.#pool.query(APPEND, params);
+  }
+
+  /** The claim's connection back to the pool (its lock already given back, or dropped with it on `err`). */
+  #giveBack(err: Error | undefined): void {
+    const client = this.#claimed;
+    if (client === undefined) return;
+    this.#claimed = undefined;
+    client.off('error', ignore);
+    client.release(err);
   }
 
   #settle(): void {
