@@ -73,6 +73,8 @@ export interface RequestRow {
   reuse: number | null;
   cost_usd: number | null;
   cost_source: string | null;
+  storage_token_hours: number | null;
+  storage_usd: number | null;
   ttfb_ms: number | null;
   total_ms: number | null;
   cumulative_cost_usd: number | null;

@@ -110,9 +110,11 @@ export interface HintsRecord {
   /**
    * Gemini's explicit context cache the request read: its name, how many of the request's messages
    * it holds (with the system instruction and tools), its tokens, and `created` when this request
-   * made it. Absent where the route caches implicitly only.
+   * made it. `kept_until`: when the proxy deletes it unless a later request uses it (the stats
+   * price its storage from these, docs/decisions/0007-gemini-explicit-caching.md); absent in older
+   * logs. Absent where the route caches implicitly only.
    */
-  gemini_cache?: { name: string; messages: number; tokens: number; created?: true };
+  gemini_cache?: { name: string; messages: number; tokens: number; created?: true; kept_until?: string };
 }
 
 export interface Timings {

@@ -20,6 +20,8 @@ export interface Metrics {
   cost: Counter<'provider' | 'model' | 'kind'>;
   /** What cache reads saved against the input price (savings.ts); needs the route's prices. */
   costSaved: Counter<'provider' | 'model'>;
+  /** Token-hours of explicit context caches held, counted when each entry ends. */
+  cacheStorage: Counter<'provider' | 'model'>;
   /** Each priced route's prices and their source (prices.ts). */
   modelPrice: Gauge<'provider' | 'model' | 'kind' | 'source'>;
   activeSessions: Gauge;
@@ -59,6 +61,7 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       labelNames: [...pm, 'phase'], buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120], registers: [registry],
     }),
     cost: counter('proxy_cost_usd_total', 'Cost in USD at the configured prices (or as the provider reported it).', [...pm, 'kind']),
+    cacheStorage: counter('proxy_cache_storage_token_hours_total', 'Token-hours explicit context caches (Gemini cachedContents) were held, counted when each entry ends; their cost is proxy_cost_usd_total{kind="cache_storage"}.', pm),
     costSaved: counter('proxy_cost_saved_usd_total', 'USD saved by cache reads at the configured prices: cached tokens x (input - cache_read price).', pm),
     modelPrice: new Gauge({
       name: 'proxy_model_price_usd_per_million', help: 'A route\'s price per million tokens by kind, and its source: config or catalogue.',

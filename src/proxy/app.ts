@@ -24,6 +24,7 @@ import { ClientLimits } from './client-limits.js';
 import { Drain } from './drain.js';
 import { RequestGuard } from './request-guard.js';
 import { writeLine } from './request-log.js';
+import { recordStorage } from './record.js';
 import { RetrySignals } from './retries.js';
 import { WireMemo } from './wire-memo.js';
 import { BodyListMemo } from './list-memo.js';
@@ -136,8 +137,10 @@ export function buildApp(given: AppDeps): FastifyInstance {
     void reply.status(proxyErr.status).send(inbound === undefined ? errorBody(proxyErr) : inbound.errorBody(proxyErr));
   });
   app.setNotFoundHandler((req, reply) => {
-    const err = new ProxyError('invalid_request', { detail: `Unknown route ${req.method} ${req.url}. The proxy serves POST /v1/chat/completions, POST /v1/messages (and /v1/messages/count_tokens), POST /v1/responses, GET /v1/models, GET /healthz, GET /readyz, GET /metrics, (with an admin key) GET /admin/sessions, and the inspector at /ui/ and /api/.` });
-    void reply.status(404).send(errorBody(err));
+    const path = req.url.split('?')[0] ?? ''; // a Gemini client's ?key= stays out of the answer
+    const err = new ProxyError('invalid_request', { detail: `Unknown route ${req.method} ${path}. The proxy serves POST /v1/chat/completions, POST /v1/messages (and /v1/messages/count_tokens), POST /v1/responses, POST /v1beta/models/{model}:generateContent (and :streamGenerateContent, :countTokens), GET /v1/models, GET /healthz, GET /readyz, GET /metrics, (with an admin key) GET /admin/sessions, and the inspector at /ui/ and /api/.` }, { status: 404 });
+    const inbound = wireOwning(path);
+    void reply.status(404).send(inbound === undefined ? errorBody(err) : inbound.errorBody(err));
   });
 
   const store = deps.store ?? new FileStore(deps.config.dataDir);
@@ -201,11 +204,24 @@ function toProxyError(err: unknown, bodyLimit: number, contentType: string | und
   return new ProxyError('internal_error', { detail: err instanceof Error ? err.message : String(err) });
 }
 
+/**
+ * The one inbound wire whose paths alone start with this path's first segment (`/v1beta/`: a
+ * Gemini client), so an unknown path there is answered in that client's error shape; undefined
+ * where several wires share it (`/v1/`) or none does.
+ */
+function wireOwning(path: string): InboundDialect | undefined {
+  const segment = /^\/[^/]+\//.exec(path)?.[0];
+  if (segment === undefined) return undefined;
+  const owners = INBOUND_DIALECTS.filter((d) => d.paths.some((p) => p.startsWith(segment)));
+  return owners.length === 1 ? owners[0] : undefined;
+}
+
 /** The caches, swept while the app runs and deleted when it closes, when any model asks for them. */
 function explicitCaches(deps: AppDeps): GeminiCaches | undefined {
   if (!Object.values(deps.config.models).some((m) => m.geminiCache === 'explicit')) return undefined;
   const caches = new GeminiCaches(fetchCacheApi(), {
     now: () => deps.now().getTime(), idleMs: deps.config.sessions.idleMinutes * 60_000, warn: (line) => deps.logger?.warn(line),
+    stored: (route, tokenHours) => recordStorage(deps.metrics, route, tokenHours),
   });
   caches.startSweeping();
   return caches;

@@ -33,6 +33,8 @@ export interface CacheOptions {
   /** Gemini 2.5 Flash's minimum (the API refuses a smaller entry). */
   minTokens?: number;
   warn?: (line: string) => void;
+  /** An entry ended (deleted, replaced or dropped): the token-hours it was held, for the metrics. */
+  stored?: (route: Route, tokenHours: number) => void;
 }
 
 /** What a request reads: the hint for the encoder, and what `llm.req` records. */
@@ -41,6 +43,11 @@ export interface CacheUse {
   messages: number;
   tokens: number;
   created: boolean;
+  /**
+   * When the entry is deleted unless a later request of the session uses it (now + the idle time):
+   * the log records it so the stats can price the storage without the proxy's memory.
+   */
+  keptUntil: number;
 }
 
 /** Totals since start, for the bench and `stats()`; token-hours of gone and live entries alike. */
@@ -55,6 +62,7 @@ export interface CacheTotals {
 }
 
 interface Entry {
+  route: Route;
   target: CacheTarget;
   dialect: DialectRoute;
   name: string;
@@ -72,7 +80,7 @@ const TTL_MARGIN_MS = 60_000;
 
 export class GeminiCaches {
   readonly #api: CacheApi;
-  readonly #opts: Required<Omit<CacheOptions, 'warn'>> & Pick<CacheOptions, 'warn'>;
+  readonly #opts: Required<Omit<CacheOptions, 'warn' | 'stored'>> & Pick<CacheOptions, 'warn' | 'stored'>;
   readonly #entries = new Map<string, Entry>();
   /** The prefix key a create was refused for, per session: not asked again until the prefix moves. */
   readonly #refused = new Map<string, string>();
@@ -126,18 +134,19 @@ export class GeminiCaches {
       void this.#drop(session, entry, now);
       return undefined;
     }
-    if (entry !== undefined) return { name: entry.name, messages: entry.messages, tokens: entry.tokens, created: false };
+    const keptUntil = now + this.#opts.idleMs;
+    if (entry !== undefined) return { name: entry.name, messages: entry.messages, tokens: entry.tokens, created: false, keptUntil };
     if (wanted === undefined) return undefined;
     const create = encodeCacheCreate(req, wanted, route.dialect, ttlSeconds, opts);
     if (this.#refused.get(session) === create.key) return undefined;
     try {
       const made = await this.#api.create(target, create.encoded);
-      const fresh: Entry = { target, dialect: route.dialect, name: made.name, key: create.key, messages: wanted, tokens: made.tokens, createdAt: now, expiresAt: now + this.#ttlMs, lastUsed: now };
+      const fresh: Entry = { route, target, dialect: route.dialect, name: made.name, key: create.key, messages: wanted, tokens: made.tokens, createdAt: now, expiresAt: now + this.#ttlMs, lastUsed: now };
       this.#entries.set(session, fresh);
       this.#refused.delete(session);
       this.#totals.created++;
       this.#totals.tokensWritten += made.tokens;
-      return { name: fresh.name, messages: fresh.messages, tokens: fresh.tokens, created: true };
+      return { name: fresh.name, messages: fresh.messages, tokens: fresh.tokens, created: true, keptUntil };
     } catch (err) {
       this.#totals.failed++;
       this.#refused.set(session, create.key);
@@ -199,8 +208,10 @@ export class GeminiCaches {
    */
   #drop(session: string, entry: Entry, now: number): Promise<void> {
     if (this.#entries.get(session) === entry) this.#entries.delete(session);
-    this.#settledTokenHours += tokenHours(entry, now);
+    const held = tokenHours(entry, now);
+    this.#settledTokenHours += held;
     this.#totals.deleted++;
+    this.#opts.stored?.(entry.route, held);
     const done = this.#api.delete(entry.target, entry.name).catch((err: unknown) => {
       // Gone already (expired) or unreachable: its TTL ends it.
       this.#opts.warn?.(`gemini cache ${entry.name}: delete failed: ${(err as Error).message}`);

@@ -6,7 +6,7 @@
 import type { Route } from '../config/routes.js';
 import type { NeutralReply } from '../core/types.js';
 import type { Metrics } from '../metrics/registry.js';
-import { costOf } from '../pricing/cost.js';
+import { costOf, storageCostOf } from '../pricing/cost.js';
 
 export function recordReply(
   metrics: Metrics,
@@ -45,6 +45,17 @@ export function recordReply(
  * cache in blocks (128 tokens at OpenAI), so up to two blocks short still counts as a hit.
  * Unknown usage is never a miss.
  */
+/**
+ * An explicit context cache ended (src/proxy/gemini-caches.ts): the token-hours it was held, and
+ * their cost as `kind="cache_storage"` when the route has a storage price.
+ */
+export function recordStorage(metrics: Metrics, route: Pick<Route, 'price' | 'provider' | 'label'>, tokenHours: number): void {
+  const labels = { provider: route.provider, model: route.label };
+  metrics.cacheStorage.inc(labels, tokenHours);
+  const usd = storageCostOf(route.price, tokenHours);
+  if (usd !== undefined && usd > 0) metrics.cost.inc({ ...labels, kind: 'cache_storage' }, usd);
+}
+
 export function isProviderMiss(cause: string | undefined, cached: number | undefined, previousPrompt: number | undefined): boolean {
   if (cause !== 'none' || cached === undefined || previousPrompt === undefined || previousPrompt < 1024) return false;
   return cached < previousPrompt - 256;

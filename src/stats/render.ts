@@ -97,6 +97,11 @@ function renderTotals(t: Totals): string {
     ['token cache rate', `${formatRate(t.token_cache_rate)}${t.token_cache_rate === null ? '' : ` (${formatTokens(t.rate_basis.cached_tokens)} of ${formatTokens(t.rate_basis.prompt_tokens)} prompt tokens over ${t.rate_basis.replies} replies)`}`],
     ['cost', `${formatCost(t.cost_usd, t.cost_unknown)}${costNote}`],
   ];
+  // Only where a route made explicit context caches: their storage is part of the cost above.
+  if (t.storage_token_hours !== null) {
+    const usd = t.storage_usd === null ? 'cost unknown: the route has no price.cache_storage' : `${formatCost(t.storage_usd, 0)}, in the cost above`;
+    pairs.push(['cache storage', `${t.storage_token_hours.toFixed(1)} token-hours (${usd})`]);
+  }
   const width = Math.max(...pairs.map(([k]) => k.length));
   return ['Totals', ...pairs.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`)].join('\n');
 }

@@ -5,7 +5,8 @@
  */
 import type { BreakCause, EventOf, LogEvent } from '../core/events.js';
 import type { Usage } from '../core/types.js';
-import { totalCost, type CostSource } from '../pricing/cost.js';
+import { storageCostOf, totalCost, type CostSource } from '../pricing/cost.js';
+import { storageByCreator } from './cache-storage.js';
 import type { PriceBook } from './prices.js';
 
 export type RequestStatus = 'ok' | 'aborted' | 'error' | 'pending';
@@ -36,8 +37,16 @@ export interface RequestRow {
    * the predecessor's prompt.
    */
   reuse: number | null;
+  /**
+   * Tokens in, tokens out, and the storage of the explicit context cache this request made
+   * (`storage_usd`); null when unknown, which a held cache without a storage price makes it.
+   */
   cost_usd: number | null;
   cost_source: CostSource | null;
+  /** Token-hours the explicit context cache this request made was held (cache-storage.ts); null: it made none. */
+  storage_token_hours: number | null;
+  /** Their cost at the route's `price.cache_storage`; null when it made none or has no such price. */
+  storage_usd: number | null;
   ttfb_ms: number | null;
   total_ms: number | null;
 }
@@ -73,7 +82,19 @@ export function requestRows(events: readonly LogEvent[], prices: PriceBook): Req
       row.error = event.status !== undefined ? String(event.status) : (event.error ?? 'unknown error');
     }
   }
+  for (const [seq, tokenHours] of storageByCreator(events, inherited)) {
+    const row = bySeq.get(seq);
+    if (row !== undefined) applyStorage(row, tokenHours, prices);
+  }
   return rows;
+}
+
+function applyStorage(row: RequestRow, tokenHours: number, prices: PriceBook): void {
+  row.storage_token_hours = tokenHours;
+  const usd = storageCostOf(prices(row.route), tokenHours);
+  row.storage_usd = usd ?? null;
+  if (usd === undefined) row.cost_usd = null;
+  else if (row.cost_usd !== null) row.cost_usd += usd;
 }
 
 function newRow(event: EventOf<'llm.req'>): RequestRow {
@@ -95,6 +116,8 @@ function newRow(event: EventOf<'llm.req'>): RequestRow {
     reuse: null,
     cost_usd: null,
     cost_source: null,
+    storage_token_hours: null,
+    storage_usd: null,
     ttfb_ms: null,
     total_ms: null,
   };

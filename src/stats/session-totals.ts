@@ -28,6 +28,10 @@ export interface Totals {
   cost_usd: number | null;
   /** Replies whose cost is unknown: when above 0, `cost_usd` is a lower bound. */
   cost_unknown: number;
+  /** Token-hours of explicit context caches held (included in `cost_usd` where priced); null: none made. */
+  storage_token_hours: number | null;
+  /** Their known cost, already in `cost_usd`; null when none is known. */
+  storage_usd: number | null;
 }
 
 /** What one client key spent in a session (`proxy sessions`; docs/scaling.md, Keys without restarts). */
@@ -59,7 +63,7 @@ export interface SessionStats {
 }
 
 export function totalsOf(rows: readonly RequestRow[]): Totals {
-  const sum = (key: 'prompt_tokens' | 'cached_tokens' | 'cache_write_tokens' | 'completion_tokens' | 'reasoning_tokens'): number | null => {
+  const sum = (key: 'prompt_tokens' | 'cached_tokens' | 'cache_write_tokens' | 'completion_tokens' | 'reasoning_tokens' | 'storage_token_hours' | 'storage_usd'): number | null => {
     let total: number | null = null;
     for (const row of rows) {
       const value = row[key];
@@ -96,6 +100,8 @@ export function totalsOf(rows: readonly RequestRow[]): Totals {
     rate_basis: basis,
     cost_usd: cost,
     cost_unknown: costUnknown,
+    storage_token_hours: sum('storage_token_hours'),
+    storage_usd: sum('storage_usd'),
   };
 }
 

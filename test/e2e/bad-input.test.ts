@@ -99,6 +99,23 @@ describe('bad input', () => {
     expect(r.json.error.message).toContain('ds');
   });
 
+  it('an unknown path: 404 naming every wire\'s paths, in the shape of the wire that owns the path\'s first segment, without the query', async () => {
+    const openai = await fetch(`${w.proxy.url}/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(openai.status).toBe(404);
+    const o = (await openai.json()) as ErrorReply['json'];
+    expectShape(o);
+    expect(o.error.message).toContain('/v1beta/models/{model}:generateContent');
+    // A Gemini client's unknown call (embeddings here) answered as Google's API answers: {error: {code, message, status}}.
+    const gemini = await fetch(`${w.proxy.url}/v1beta/models/gemini-2.5-flash:embedContent?key=AIzaSyD-secret-key`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(gemini.status).toBe(404);
+    const g = (await gemini.json()) as { error: { code: number; message: string; status: string; details?: unknown[] } };
+    expect(Object.keys(g.error).sort()).toStrictEqual(['code', 'details', 'message', 'status']);
+    expect(g.error.code).toBe(404);
+    expect(g.error.status).toBe('NOT_FOUND');
+    expect(g.error.message).toContain('POST /v1/chat/completions');
+    expect(g.error.message).not.toContain('secret');
+  });
+
   it('the SDK surfaces the error as its own class with the code', async () => {
     await expect(w.client.chat.completions.create({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }))
       .rejects.toMatchObject({ status: 404, code: 'model_not_found', type: 'invalid_request_error', param: 'model' });

@@ -4,12 +4,14 @@
  * prefix is long enough, requests name it, leave the cached part out and read it; a trim replaces
  * it; an idle session's entry is deleted, and the proxy's close deletes the rest; replay holds.
  */
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type OpenAI from 'openai';
 import { runAgent } from '../../bench/agent.js';
 import { startGeminiCacheWorld, type GeminiCacheWorld } from '../../bench/gemini-cache.js';
 import type { EventOf, LogEvent } from '../../src/core/events.js';
-import { readSessions, replayAll, startTap, tag, until, type Tap, type World } from './harness.js';
+import type { SessionsReport } from '../../src/stats/collect.js';
+import { readSessions, replayAll, runCli, startTap, tag, until, type Tap, type World } from './harness.js';
 
 let w: GeminiCacheWorld;
 let tap: Tap;
@@ -22,6 +24,7 @@ beforeAll(async () => {
 provider = "gm"
 model = "gemini-2.5-flash"
 gemini_cache = "explicit"
+price = { input = 0.3, cache_read = 0.03, output = 2.5, cache_storage = 1 }
 
 [models.small]
 provider = "gm"
@@ -92,7 +95,14 @@ describe('gemini_cache = "explicit"', () => {
     const hints = requestsOf(await sessionWith(system)).map((e) => e.hints?.gemini_cache);
     expect(hints.slice(0, first)).toStrictEqual(Array(first).fill(undefined));
     expect(hints[first]).toMatchObject({ name: entry.name, tokens: entry.usageMetadata.totalTokenCount, created: true });
-    for (const h of hints.slice(first + 1)) expect(h).toStrictEqual({ name: entry.name, messages: hints[first]!.messages, tokens: entry.usageMetadata.totalTokenCount });
+    const reqs = requestsOf(await sessionWith(system));
+    for (const [k, h] of hints.entries()) {
+      if (k <= first) continue;
+      expect(h).toStrictEqual({ name: entry.name, messages: hints[first]!.messages, tokens: entry.usageMetadata.totalTokenCount, kept_until: expect.any(String) });
+      // Kept until idle_minutes after the request that read it.
+      expect(Date.parse(h!.kept_until!) - Date.parse(reqs[k]!.ts)).toBeGreaterThan(15 * 60_000 - 1000);
+      expect(Date.parse(h!.kept_until!) - Date.parse(reqs[k]!.ts)).toBeLessThanOrEqual(15 * 60_000);
+    }
   });
 
   it('a trim replaces the entry: the request that trims never names an entry holding what it took out', async () => {
@@ -130,6 +140,37 @@ describe('gemini_cache = "explicit"', () => {
     expect(deleted).toHaveLength(live);
     expect(w.sim.stats().gemini.cachedContents.live).toBe(0);
     expect(w.caches().totals().live).toBe(0);
+  });
+
+  it('prices the storage from the log as the proxy held it: proxy sessions and the metrics agree with what the caches counted', async () => {
+    // Every entry so far has ended (replaced at a trim, or deleted as idle just now).
+    const held = w.caches().totals().tokenHours;
+    expect(held).toBeGreaterThan(0);
+    const r = await runCli(['sessions', '--json', '--data-dir', join(w.dir, 'data'), '--config', join(w.dir, 'config.toml')]);
+    expect(r.code, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout) as SessionsReport;
+    const byId = new Map(report.sessions.map((s) => [s.id, s]));
+    let logged = 0;
+    for (const [id, events] of await readSessions(w as unknown as World)) {
+      const made = requestsOf(events).filter((e) => e.hints?.gemini_cache?.created === true).length;
+      const s = byId.get(id)!;
+      if (made === 0) {
+        expect(s.storage_token_hours).toBeNull();
+        continue;
+      }
+      expect(s.storage_token_hours).toBeGreaterThan(0);
+      logged += s.storage_token_hours!;
+      // Priced: flash has price.cache_storage, small has none (its cost is unknown, not 0).
+      if (s.models.includes('small')) expect(s.storage_usd).toBeNull();
+      else expect(s.storage_usd).toBeCloseTo(s.storage_token_hours! * 1e-6, 12);
+    }
+    // The log ends an idle entry at its last use plus idle_minutes; the sweep came a moment later.
+    expect(logged / held).toBeGreaterThan(0.99);
+    expect(logged / held).toBeLessThanOrEqual(1.000001);
+    const metrics = await (await fetch(`${w.proxy.url}/metrics`)).text();
+    const counted = metrics.split('\n').filter((l) => l.startsWith('proxy_cache_storage_token_hours_total{')).reduce((n, l) => n + Number(l.split(' ').at(-1)), 0);
+    expect(counted).toBeCloseTo(held, 6);
+    expect(metrics).toMatch(/proxy_cost_usd_total\{provider="gm",model="flash",kind="cache_storage"\} [0-9.e-]+/);
   });
 
   it('replays every request it logged', async () => {

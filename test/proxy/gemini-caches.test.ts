@@ -52,8 +52,9 @@ function conversation(turns: number, size = 450, head = 'u0'): NeutralRequest {
 function world() {
   let now = 1_000_000;
   const api = new FakeApi();
-  const caches = new GeminiCaches(api, { now: () => now, idleMs: 15 * MIN, minTokens: 1024 });
-  return { api, caches, advance: (ms: number) => (now += ms), use: (session: string, req: NeutralRequest) => caches.use(session, route, req, undefined, resolveImage) };
+  const stored: [string, number][] = [];
+  const caches = new GeminiCaches(api, { now: () => now, idleMs: 15 * MIN, minTokens: 1024, stored: (r, tokenHours) => stored.push([r.name, tokenHours]) });
+  return { api, caches, stored, advance: (ms: number) => (now += ms), use: (session: string, req: NeutralRequest) => caches.use(session, route, req, undefined, resolveImage) };
 }
 
 describe('GeminiCaches', () => {
@@ -62,8 +63,10 @@ describe('GeminiCaches', () => {
     expect(await w.use('s', conversation(1))).toBeUndefined();
     expect(w.api.calls).toStrictEqual([]);
     const made = await w.use('s', conversation(4));
-    expect(made).toStrictEqual({ name: 'cachedContents/c1', messages: 9, tokens: 1000, created: true });
-    expect(await w.use('s', conversation(5))).toStrictEqual({ name: 'cachedContents/c1', messages: 9, tokens: 1000, created: false });
+    // Kept until the idle time from each use, unless a later request uses it.
+    expect(made).toStrictEqual({ name: 'cachedContents/c1', messages: 9, tokens: 1000, created: true, keptUntil: 1_000_000 + 15 * MIN });
+    w.advance(MIN);
+    expect(await w.use('s', conversation(5))).toStrictEqual({ name: 'cachedContents/c1', messages: 9, tokens: 1000, created: false, keptUntil: 1_000_000 + 16 * MIN });
     expect(w.api.calls).toStrictEqual(['create 8']);
   });
 
@@ -118,6 +121,10 @@ describe('GeminiCaches', () => {
     // c1: 1,000 tokens for 16 minutes; c2: 2,000 tokens for 6 minutes.
     expect(w.caches.totals()).toMatchObject({ live: 0, created: 2, deleted: 2, tokensWritten: 3000 });
     expect(w.caches.totals().tokenHours).toBeCloseTo((1000 * 16 + 2000 * 6) / 60, 6);
+    // Each entry's token-hours reach the metrics as it ends.
+    expect(w.stored.map(([r]) => r)).toStrictEqual(['flash', 'flash']);
+    expect(w.stored[0]![1]).toBeCloseTo((1000 * 16) / 60, 6);
+    expect(w.stored[1]![1]).toBeCloseTo((2000 * 6) / 60, 6);
   });
 
   it('does not ask again for a prefix the upstream refused, and the request goes whole', async () => {

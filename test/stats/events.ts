@@ -1,5 +1,5 @@
 /** Hand-built session logs for the stats tests: requests, replies with chosen usage, errors. */
-import type { BreakCause, LogEvent, Recipe } from '../../src/core/events.js';
+import type { BreakCause, HintsRecord, LogEvent, Recipe } from '../../src/core/events.js';
 import type { Usage } from '../../src/core/types.js';
 
 export const RECIPE: Recipe = {
@@ -17,7 +17,7 @@ export class LogBuilder {
   }
 
   /** A user message, a request and its reply with `usage` (undefined: the provider reported none). */
-  turn(usage: Usage | undefined, opts: { route?: string; cause?: BreakCause; aborted?: boolean } = {}): this {
+  turn(usage: Usage | undefined, opts: { route?: string; cause?: BreakCause; aborted?: boolean; hints?: HintsRecord } = {}): this {
     const req = this.request(opts);
     this.#push({
       type: 'llm.resp', req, origin: { provider: 'sim', model: 'sim-1' },
@@ -35,13 +35,18 @@ export class LogBuilder {
     return this;
   }
 
-  request(opts: { route?: string; cause?: BreakCause } = {}): number {
+  request(opts: { route?: string; cause?: BreakCause; hints?: HintsRecord } = {}): number {
     this.#push({ type: 'client.msg', msg: { role: 'user', content: `question ${this.#seq}` } });
     return this.#push({
       type: 'llm.req', digest: 'd'.repeat(64), recipe_version: 'window-v1', route: opts.route ?? 'priced', model: 'sim-1',
       origin: { provider: 'sim', model: 'sim-1' }, params: {}, elided: [], est_tokens: 100,
-      ...(opts.cause === undefined ? {} : { cause: opts.cause }),
+      ...(opts.cause === undefined ? {} : { cause: opts.cause }), ...(opts.hints === undefined ? {} : { hints: opts.hints }),
     });
+  }
+
+  /** The time the next event gets (events are a minute apart). */
+  get nextTs(): number {
+    return Date.UTC(2026, 9, 7, 12, this.#minute, 0);
   }
 
   #push(body: Record<string, unknown>): number {

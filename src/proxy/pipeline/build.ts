@@ -32,7 +32,7 @@ export async function build(call: Call) {
     type: 'llm.req', digest: built.digest, recipe_version: turn.session.window.recipe?.version ?? a.route.recipe.version,
     route: a.route.name, model: a.route.dialect.model, origin: call.origin, params, elided: built.elided,
     ...(built.folded.length === 0 ? {} : { folded: built.folded }), est_tokens: built.estTokens,
-    hints: cached === undefined ? hintsRecord(hints, encoded) : { ...hintsRecord(hints, encoded), gemini_cache: { name: cached.name, messages: cached.messages, tokens: cached.tokens, ...(cached.created ? { created: true as const } : {}) } },
+    hints: cached === undefined ? hintsRecord(hints, encoded) : { ...hintsRecord(hints, encoded), gemini_cache: { name: cached.name, messages: cached.messages, tokens: cached.tokens, ...(cached.created ? { created: true as const } : {}), kept_until: new Date(cached.keptUntil).toISOString() } },
     cause, ...(highWater === undefined ? {} : { high_water: highWater }),
     ...(a.key === undefined ? {} : { key_name: a.key.name }), inbound: a.inbound.wire,
   });
