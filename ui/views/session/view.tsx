@@ -172,7 +172,7 @@ function RequestsTable({ session, rows }: { session: string; rows: readonly Requ
                 <Num testid="uncached-tokens" value={uncachedOf(r)} />
                 <Num testid="completion-tokens" value={r.completion_tokens} />
                 <td class="num" data-testid="reuse" data-value={String(r.reuse)}>{pct(r.reuse)}</td>
-                <td class="num" data-testid="cost" data-value={String(r.cost_usd)}>{usd(r.cost_usd)}</td>
+                <td class="num" data-testid="cost" data-value={String(r.cost_usd)} title={storageNote(r)}>{usd(r.cost_usd)}{r.storage_token_hours === null ? '' : ' *'}</td>
                 <td class="num" data-testid="cumulative-cost" data-value={String(r.cumulative_cost_usd)}>{usd(r.cumulative_cost_usd)}</td>
                 <td class="num" data-testid="cumulative-savings" data-value={String(r.cumulative_savings_usd)}>{usd(r.cumulative_savings_usd)}</td>
                 <td class="num">{ms(r.ttfb_ms)}</td>
@@ -188,4 +188,11 @@ function RequestsTable({ session, rows }: { session: string; rows: readonly Requ
 
 function Num({ testid, value }: { testid: string; value: number | null }) {
   return <td class="num" data-testid={testid} data-value={String(value)}>{int(value)}</td>;
+}
+
+/** A request that made an explicit context cache: its cost includes the entry's storage (src/stats/cache-storage.ts). */
+function storageNote(r: RequestRow): string | undefined {
+  if (r.storage_token_hours === null) return undefined;
+  const held = `${r.storage_token_hours.toFixed(1)} token-hours`;
+  return r.storage_usd === null ? `* made a context cache held ${held}; its storage has no price, so this cost is unknown` : `* includes ${usd(r.storage_usd)} for the context cache it made, held ${held}`;
 }
