@@ -13,7 +13,8 @@ import type { Usage } from '../core/types.js';
 import type { Metrics } from '../metrics/registry.js';
 import { totalCost } from '../pricing/cost.js';
 import { periodEnd, periodStart } from './budget-period.js';
-import type { ClientLedger, LedgerCharge } from '../store/types.js';
+import type { TurnAdmission } from '../session/manager.js';
+import type { ClientLedger, LedgerAdmission, LedgerAnswer, LedgerCharge } from '../store/types.js';
 import type { SpendEntry } from './spend-ledger.js';
 import { TokenBucket } from './token-bucket.js';
 
@@ -74,10 +75,32 @@ export class ClientLimits {
     if (wait > 0) throw this.#rateLimited(key, wait);
   }
 
+  /**
+   * On a shared ledger, a limited key's admission to ask with its session's claim (one statement
+   * for both, TurnAdmission); undefined when there is nothing to ask there.
+   */
+  inClaim(key: ClientKey | undefined): TurnAdmission | undefined {
+    const shared = this.#opts.shared;
+    if (key === undefined || shared === undefined || (key.budgetUsd === undefined && key.requestsPerMinute === undefined)) return undefined;
+    const now = this.#opts.now();
+    return {
+      query: this.#query(key, now),
+      decide: (answer) => this.#decide(key, answer, now),
+      alone: () => this.#admitShared(key, shared),
+    };
+  }
+
   /** One statement on the shared ledger: the key's spend in its window, and a token from its bucket when under budget. */
   async #admitShared(key: ClientKey, shared: ClientLedger): Promise<void> {
     const now = this.#opts.now();
-    const { spent, waitMs } = await shared.admit({ client: key.name, from: periodStart(key.budgetPeriod, now), budgetUsd: key.budgetUsd, perMinute: key.requestsPerMinute, now });
+    this.#decide(key, await shared.admit(this.#query(key, now)), now);
+  }
+
+  #query(key: ClientKey, now: number): LedgerAdmission {
+    return { client: key.name, from: periodStart(key.budgetPeriod, now), budgetUsd: key.budgetUsd, perMinute: key.requestsPerMinute, now };
+  }
+
+  #decide(key: ClientKey, { spent, waitMs }: LedgerAnswer, now: number): void {
     if (key.budgetUsd !== undefined && spent >= key.budgetUsd) {
       this.#opts.metrics?.clientRefused.inc({ client: key.name, reason: 'budget' });
       throw budgetExceeded(key, spent, now);

@@ -7,7 +7,7 @@
  */
 import type { Recipe } from '../core/events.js';
 import type { NeutralMessage, ToolSpec } from '../core/types.js';
-import type { SessionWriter, Store } from '../store/types.js';
+import type { LedgerAdmission, LedgerAnswer, SessionWriter, Store } from '../store/types.js';
 import { appendConversation, copyParent, elidedLeaving, type AppendOptions } from './appends.js';
 import { Heads } from './heads.js';
 import { IncomingMessage } from './incoming.js';
@@ -51,6 +51,20 @@ export interface Incoming {
    * last is answered from the log.
    */
   retry?: string;
+  /** A client key's admission on a ledger the replicas share, asked with the session's claim. */
+  admission?: TurnAdmission;
+}
+
+/**
+ * A client key's budget and rate asked in the statement that claims its session (one round trip
+ * less, decision 0008), or alone before a new session is made, so a refused request makes none.
+ */
+export interface TurnAdmission {
+  query: LedgerAdmission;
+  /** Throws the refusal (a 429) the ledger's answer calls for. */
+  decide(answer: LedgerAnswer): void;
+  /** Asks it in a statement of its own. */
+  alone(): Promise<void>;
 }
 
 /** A request with its head in the log's terms (heads.ts). */
@@ -141,9 +155,9 @@ export class SessionManager {
     const lookup = { explicitId: req.explicitId, continues: req.continues, h0: head.h0, incoming: canon };
     const id = this.#locator.find(lookup, (x) => this.#live.peek(x)?.view) ?? (await this.#fromStore(lookup));
     const session = id === undefined ? undefined : await this.#loader.loadOrForget(id);
-    if (session === undefined) return this.#start(req, canon, undefined);
+    if (session === undefined) return this.#start(req, canon, undefined, raw.admission);
     const side = this.#sideJob(req, canon, session);
-    if (side !== undefined) return this.#startSide(req, session, side);
+    if (side !== undefined) return this.#startSide(req, session, side, raw.admission);
 
     const explicit = req.explicitId !== undefined;
     session.users++;
@@ -153,9 +167,9 @@ export class SessionManager {
       // A request already running in this session decides forks without waiting for it.
       if (session.inFlightFrom !== undefined) {
         const plan = planRequest(session.view.entries, canon, { explicit, inFlightFrom: session.inFlightFrom, clientDrops: req.recipe.client_drops });
-        if (plan.kind === 'fork') return await this.#start(req, canon, { session, plan });
+        if (plan.kind === 'fork') return await this.#start(req, canon, { session, plan }, raw.admission);
       }
-      unlock = await this.#hold(session);
+      unlock = await this.#hold(session, raw.admission);
       if (req.retry !== undefined && session.answered !== undefined && isRetryOf(session.view.entries, session.answered, canon, req.retry)) {
         handedOver = true;
         return this.#turn(session, { kind: 'answered', reply: session.answered.reply, req: session.answered.req }, unlock);
@@ -216,7 +230,8 @@ export class SessionManager {
    * neither the parent's turn nor its explicit ids, and is never located: the conversation's next
    * request finds the conversation, whose log this does not touch (docs/how-it-works.md, Side requests).
    */
-  async #startSide(req: Resolved, parent: LiveSession, job: SideJob): Promise<Turn> {
+  async #startSide(req: Resolved, parent: LiveSession, job: SideJob, admission: TurnAdmission | undefined): Promise<Turn> {
+    await admission?.alone();
     const id = this.#newId();
     const log = await this.#store.open(id, { create: true });
     log.releaseEvents();
@@ -239,7 +254,11 @@ export class SessionManager {
    * divergence, unchanged, so its requests share the parent's prefix bytes (and cache); with a
    * parent and no plan (a side call), it starts empty under the parent's lineage.
    */
-  async #start(req: Resolved, canon: readonly IncomingMessage[], parent: { session: LiveSession; plan: Extract<Plan, { kind: 'fork' }> | undefined } | undefined): Promise<Turn> {
+  async #start(
+    req: Resolved, canon: readonly IncomingMessage[], parent: { session: LiveSession; plan: Extract<Plan, { kind: 'fork' }> | undefined } | undefined,
+    admission?: TurnAdmission,
+  ): Promise<Turn> {
+    await admission?.alone();
     const id = this.#newId();
     const log = await this.#store.open(id, { create: true });
     log.releaseEvents();
@@ -309,16 +328,21 @@ export class SessionManager {
   }
 
   /**
-   * Wait for the session's turn in this process, then claim its log for the turn: what another
-   * replica appended meanwhile is folded in before the request is planned against the view. The
-   * unlock gives the claim back (once the turn's appends are durable) and lets the next turn run.
+   * Wait for the session's turn in this process, then claim its log for the turn (with the key's
+   * admission, refused before any lock): what another replica appended meanwhile is folded in
+   * before the request is planned against the view. The unlock gives the claim back (once the
+   * turn's appends are durable) and lets the next turn run.
    */
-  async #hold(session: LiveSession): Promise<() => void> {
+  async #hold(session: LiveSession, admission?: TurnAdmission): Promise<() => void> {
     const unlock = await session.queue.acquire();
     let caught;
     try {
-      caught = await session.log.claim();
+      caught = await session.log.claim(admission?.query);
+      if (caught.admitted !== undefined) admission!.decide(caught.admitted);
+      else await admission?.alone();
     } catch (err) {
+      // A refused claim took no lock; one granted and then failed is given back.
+      session.log.unclaim().catch(() => undefined);
       unlock();
       throw err;
     }

@@ -24,6 +24,8 @@ export interface OpenOptions {
 export interface CaughtUp {
   events: LogEvent[];
   offsets: number[];
+  /** The ledger's answer to an admission asked with the claim; refused, the log is not claimed. */
+  admitted?: LedgerAnswer;
 }
 
 /** An open session log, held by its one writer (per process). */
@@ -54,8 +56,10 @@ export interface SessionWriter {
    * Take the session for one turn and return what other writers appended since this one last saw
    * the log. The file store holds its lock from open to close, so nothing is ever returned; the
    * database store takes a per-session lock here (`log_locked` when it cannot within its wait).
+   * `admission`: a client key's, asked of the shared ledger in the same statement (`admitted`),
+   * and refused before the lock is taken; a store without a shared ledger leaves it unasked.
    */
-  claim(): Promise<CaughtUp>;
+  claim(admission?: LedgerAdmission): Promise<CaughtUp>;
   /** Give the turn's hold back, once its appends are durable. */
   unclaim(): Promise<void>;
   /**
@@ -92,13 +96,19 @@ export interface LedgerCharge {
   usd: number;
 }
 
+/** A shared ledger's answer: the key's spend in its window, and the ms to wait for a token (0: one was taken). */
+export interface LedgerAnswer {
+  spent: number;
+  waitMs: number;
+}
+
 /**
  * Client keys' spend and request rates kept where every replica reads them (the database store;
  * the file store keeps them in the process and its spend ledger file).
  */
 export interface ClientLedger {
   /** The key's spend in its window and, when it has a rate and is under budget, a token taken (0) or the ms to wait. */
-  admit(q: LedgerAdmission): Promise<{ spent: number; waitMs: number }>;
+  admit(q: LedgerAdmission): Promise<LedgerAnswer>;
   /** Adds a reply's cost, durably when this resolves. */
   charge(entry: LedgerCharge): Promise<void>;
 }

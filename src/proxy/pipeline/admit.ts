@@ -81,7 +81,12 @@ export async function continueFrom(a: Admitted, deps: AppDeps): Promise<void> {
   a.incoming.continues = ref.session;
 }
 
-/** The client key's budget and rate (a 429 when over either); on PostgreSQL, one statement on the shared ledger. */
+/**
+ * The client key's budget and rate (a 429 when over either). On PostgreSQL they are asked in the
+ * statement that claims the request's session (alone when it starts one), when its turn comes.
+ */
 export async function limit(a: Admitted, deps: AppDeps): Promise<void> {
-  await deps.limits?.admit(a.key);
+  const admission = deps.limits?.inClaim(a.key);
+  if (admission !== undefined) a.incoming.admission = admission;
+  else await deps.limits?.admit(a.key);
 }

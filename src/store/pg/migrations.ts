@@ -145,6 +145,25 @@ BEGIN
 END
 $fn$;
 
+-- A client key's admission (client-ledger.ts): its spend in its budget's window and, when under
+-- budget, a token from its bucket, refilled and taken under the bucket row's lock.
+CREATE FUNCTION client_admit(p_client text, p_from date, p_now bigint, p_per_minute float8, p_budget float8)
+RETURNS TABLE (usd float8, took boolean, tokens float8) LANGUAGE sql VOLATILE AS $fn$
+WITH spent AS (
+  SELECT coalesce(sum(s.usd), 0)::float8 AS usd FROM client_spend s WHERE s.client = p_client AND s.day >= p_from
+), bucket AS (
+  INSERT INTO client_rate AS r (client, tokens, at)
+  SELECT p_client, p_per_minute - 1, p_now FROM spent WHERE p_per_minute IS NOT NULL AND (p_budget IS NULL OR spent.usd < p_budget)
+  ON CONFLICT (client) DO UPDATE SET
+    took = least(p_per_minute, r.tokens + greatest(0, p_now - r.at) * p_per_minute / 60000) >= 1,
+    tokens = least(p_per_minute, r.tokens + greatest(0, p_now - r.at) * p_per_minute / 60000)
+      - CASE WHEN least(p_per_minute, r.tokens + greatest(0, p_now - r.at) * p_per_minute / 60000) >= 1 THEN 1 ELSE 0 END,
+    at = greatest(r.at, p_now)
+  RETURNING r.took, r.tokens
+)
+SELECT spent.usd, bucket.took, bucket.tokens FROM spent LEFT JOIN bucket ON true
+$fn$;
+
 -- The claim as before, and after the lock a wait for the commit of a previous holder that gave it
 -- back inside its last batch (append_events); the catch-up read then takes its snapshot after it.
 CREATE OR REPLACE FUNCTION claim_session(p_id text, p_after bigint) RETURNS TABLE (seq bigint, off bigint, line text)
@@ -153,6 +172,23 @@ BEGIN
   PERFORM pg_advisory_lock(hashtextextended(p_id, 0));
   PERFORM pg_advisory_xact_lock_shared(hashtextextended(p_id, 1));
   RETURN QUERY SELECT e.seq, e.off, e.line FROM events e WHERE e.session_id = p_id AND e.seq > p_after ORDER BY e.seq;
+END
+$fn$;
+
+-- A limited key's admission and the claim in one call: the admission's answer on a first row (seq
+-- NULL); refused, the session is not locked and nothing else is returned.
+CREATE FUNCTION claim_session_admitting(p_id text, p_after bigint, p_client text, p_from date, p_now bigint, p_per_minute float8, p_budget float8)
+RETURNS TABLE (seq bigint, off bigint, line text, a_usd float8, a_took boolean, a_tokens float8)
+LANGUAGE plpgsql VOLATILE AS $fn$
+DECLARE
+  v record;
+BEGIN
+  SELECT * INTO v FROM client_admit(p_client, p_from, p_now, p_per_minute, p_budget);
+  RETURN QUERY SELECT NULL::bigint, NULL::bigint, NULL::text, v.usd, v.took, v.tokens;
+  IF (p_budget IS NOT NULL AND v.usd >= p_budget) OR v.took IS FALSE THEN
+    RETURN;
+  END IF;
+  RETURN QUERY SELECT c.seq, c.off, c.line, NULL::float8, NULL::boolean, NULL::float8 FROM claim_session(p_id, p_after) c;
 END
 $fn$;
 `,

@@ -18,9 +18,9 @@ import { ProxyError } from '../../core/errors.js';
 import type { EventBody, LogEvent } from '../../core/events.js';
 import { EventTail } from '../../log/event-tail.js';
 import type { RedactionListener } from '../../log/session-log.js';
-import type { CaughtUp, LedgerCharge, SessionWriter } from '../types.js';
+import type { CaughtUp, LedgerAdmission, LedgerAnswer, LedgerCharge, SessionWriter } from '../types.js';
 import { rowsToEvents, type EventRow } from './rows.js';
-import { dayOf } from './client-ledger.js';
+import { admitParams, answerOf, dayOf } from './client-ledger.js';
 import { asUnavailable, isUnavailable, reaching } from './unavailable.js';
 
 export interface PgSessionLogParts {
@@ -164,8 +164,8 @@ export class PgSessionLog implements SessionWriter {
     this.#entry = entry;
   }
 
-  claim(): Promise<CaughtUp> {
-    const claimed = this.#turns.then(() => this.#claim());
+  claim(admission?: LedgerAdmission): Promise<CaughtUp> {
+    const claimed = this.#turns.then(() => this.#claim(admission));
     this.#turns = claimed.catch(() => undefined);
     return claimed;
   }
@@ -196,7 +196,7 @@ export class PgSessionLog implements SessionWriter {
     if (failure !== undefined) throw failure;
   }
 
-  async #claim(): Promise<CaughtUp> {
+  async #claim(admission: LedgerAdmission | undefined): Promise<CaughtUp> {
     if (this.#claimed !== undefined) return { events: [], offsets: [] };
     // Our own appends first: what follows them in the table is someone else's.
     await this.#committedThrough(this.#tail.lastSeq);
@@ -205,10 +205,25 @@ export class PgSessionLog implements SessionWriter {
     // the next batch fails on it or, sent elsewhere, meets the primary key; never an uncaught error.
     client.on('error', ignore);
     let rows: EventRow[];
+    let admitted: LedgerAnswer | undefined;
     try {
-      // The lock and the catch-up read in one call (migrations.ts, claim_session); the connection's
-      // lock_timeout (store.ts) bounds the wait.
-      ({ rows } = await client.query<EventRow>('SELECT seq, off, line FROM claim_session($1, $2)', [this.id, this.#tail.lastSeq]));
+      // The lock and the catch-up read in one call (migrations.ts, claim_session), after a key's
+      // admission when there is one; the connection's lock_timeout (store.ts) bounds the wait.
+      if (admission === undefined) {
+        ({ rows } = await client.query<EventRow>('SELECT seq, off, line FROM claim_session($1, $2)', [this.id, this.#tail.lastSeq]));
+      } else {
+        const all = (await client.query<EventRow & { a_usd: number; a_took: boolean | null; a_tokens: number | null }>(
+          'SELECT * FROM claim_session_admitting($1, $2, $3, $4::date, $5, $6, $7)', [this.id, this.#tail.lastSeq, ...admitParams(admission)],
+        )).rows;
+        const first = all[0]!;
+        admitted = answerOf({ usd: first.a_usd, took: first.a_took, tokens: first.a_tokens }, admission);
+        rows = all.slice(1);
+        if (refused(admitted, admission)) {
+          client.off('error', ignore);
+          client.release();
+          return { events: [], offsets: [], admitted };
+        }
+      }
     } catch (err) {
       client.off('error', ignore);
       const timedOut = (err as { code?: string }).code === '55P03';
@@ -225,7 +240,7 @@ export class PgSessionLog implements SessionWriter {
         this.#committed = this.#tail.lastSeq;
         await this.#afterRead?.(read.events);
       }
-      return read;
+      return admitted === undefined ? read : { ...read, admitted };
     } catch (err) {
       await this.#unclaim().catch(() => undefined);
       throw err;
@@ -341,3 +356,8 @@ export class PgSessionLog implements SessionWriter {
 }
 
 function ignore(): void {}
+
+/** As claim_session_admitting decides: over budget, or no token. */
+function refused(answer: LedgerAnswer, q: LedgerAdmission): boolean {
+  return (q.budgetUsd !== undefined && answer.spent >= q.budgetUsd) || answer.waitMs > 0;
+}
