@@ -135,6 +135,68 @@ describe('postgres store only', () => {
     }
   });
 
+  it('a claim waits for the commit of the batch that gave the session back, and reads what it wrote', async () => {
+    const b = await makePg();
+    try {
+      const a = await b.store.open('s1', { create: true });
+      await a.claim();
+      a.append(START, 'T');
+      await a.endTurn();
+      // Another replica's last batch, its unlock done and its commit not yet (append_events, held open here).
+      const line = JSON.stringify({ seq: 2, ts: 'T', type: 'client.msg', msg: { role: 'user', content: 'theirs' } });
+      await b.raw.query("SELECT pg_advisory_lock(hashtextextended('s1', 0))");
+      await b.raw.query('BEGIN');
+      await b.raw.query('SELECT append_events($1, $2, $3, $4, $5, NULL, true, NULL, NULL, NULL)', ['s1', [2], [a.size], ['client.msg'], [line]]);
+      let done = false;
+      const waiting = a.claim().then((caught) => {
+        done = true;
+        return caught;
+      });
+      await new Promise((r) => setTimeout(r, 150));
+      expect(done).toBe(false);
+      await b.raw.query('COMMIT');
+      const caught = await waiting;
+      expect(caught.events.map((e) => e.seq)).toEqual([2]);
+      expect(a.append(msg('ours'), 'T').seq).toBe(3);
+      await a.endTurn();
+      expect((await b.store.read('s1')).events.map((e) => e.seq)).toEqual([1, 2, 3]);
+      await a.close();
+    } finally {
+      await b.cleanup();
+    }
+  });
+
+  it('a claimed turn\'s appends wait for its end, then go with its charge and its unlock; a refused admission takes no lock', async () => {
+    const b = await makePg();
+    const other = await b.another();
+    try {
+      const a = await b.store.open('s1', { create: true });
+      const admission = { client: 'k', from: Date.UTC(2026, 0, 1), budgetUsd: 1, perMinute: undefined, now: Date.UTC(2026, 0, 2) };
+      expect((await a.claim(admission)).admitted).toEqual({ spent: 0, waitMs: 0 });
+      a.append(START, 'T');
+      a.append(msg('one'), 'T');
+      a.append(msg('two'), 'T');
+      // Nothing is written before the turn ends.
+      expect(await b.rawLines('s1')).toEqual([]);
+      await a.endTurn({ client: 'k', ts: Date.UTC(2026, 0, 2), usd: 1.5 });
+      expect(await b.rawLines('s1')).toHaveLength(3);
+      expect((await b.raw.query('SELECT usd FROM client_spend WHERE client = $1', ['k'])).rows).toEqual([{ usd: 1.5 }]);
+      // Given back with that commit: another replica claims at once (its wait is 300 ms).
+      const c = await other.open('s1', { create: false });
+      await c.claim();
+      await c.unclaim();
+      // Over budget now: refused, and the session stays free for others.
+      expect((await a.claim(admission)).admitted).toEqual({ spent: 1.5, waitMs: 0 });
+      await c.claim();
+      await c.unclaim();
+      await a.close();
+      await c.close();
+    } finally {
+      await other.close();
+      await b.cleanup();
+    }
+  });
+
   it('a replica that dies holding a turn gives its lock up with its connection', async () => {
     const b = await makePg();
     const other = await b.another();
