@@ -2,8 +2,9 @@
  * Database round trips of a steady request on PostgreSQL (issue 31 item 4, decision 0008): every
  * statement the proxy's connections send is recorded, and each request of a streaming agent's
  * conversation after its first costs two transactions: the claim (with a limited key's admission)
- * and one batch holding the turn's events, the reply's charge and the unlock. With and without a
- * key that has a budget and a rate. Each statement outside BEGIN/COMMIT is its own transaction;
+ * and one batch holding the turn's events, the reply's charge and the unlock; its first, which
+ * starts the session, two more (the lookup, the row). With and without a key that has a budget and
+ * a rate. Each statement outside BEGIN/COMMIT is its own transaction;
  * none of these opens one.
  */
 import { createHash } from 'node:crypto';
@@ -105,7 +106,11 @@ describe('a steady request on PostgreSQL', () => {
       const before = await replies();
       const perRequest = await statementsPerRequest(key, seed);
       expect(perRequest).toHaveLength(REQUESTS);
-      // The first request starts the session (a lookup that finds nothing, its row, its opening).
+      // The first request starts the session: a lookup that finds nothing, a limited key's
+      // admission alone (a refused request makes no session), the row, then the same two.
+      const first = perRequest[0]!;
+      expect(first, first.join('\n')).toHaveLength(claim === 'claim_session(' ? 4 : 5);
+      expect(first.filter((s) => /^INSERT INTO sessions/.test(s))).toHaveLength(1);
       for (const statements of perRequest.slice(1)) {
         expect(statements.some((s) => /^(BEGIN|START)/i.test(s))).toBe(false);
         expect(statements.length, statements.join('\n')).toBe(2);

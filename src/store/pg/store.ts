@@ -124,10 +124,11 @@ export class PgStore implements Store {
     if (this.#openHere.has(id)) throw new ProxyError('log_locked', { file: where, pid: process.pid });
     this.#openHere.add(id);
     try {
-      if (opts.create) await this.#query('INSERT INTO sessions (id) VALUES ($1) ON CONFLICT (id) DO NOTHING', [id]);
-      const read = await this.read(id, opts.fromOffset === undefined ? {} : { fromOffset: opts.fromOffset });
-      const last = read.events.at(-1)?.seq ?? (await this.#lastSeq(id));
-      await this.#opts.afterRead?.(read.events);
+      // A row made here is a log with no events (each event names its session's row): nothing to read.
+      const made = opts.create && (await this.#query('INSERT INTO sessions (id) VALUES ($1) ON CONFLICT (id) DO NOTHING', [id])).rowCount === 1;
+      const read = made ? { events: [], offsets: [], end: 0 } : await this.read(id, opts.fromOffset === undefined ? {} : { fromOffset: opts.fromOffset });
+      const last = read.events.at(-1)?.seq ?? (made ? 0 : await this.#lastSeq(id));
+      if (!made) await this.#opts.afterRead?.(read.events);
       return new PgSessionLog({
         id, where, pool: this.#pool, events: read.events, offsets: read.offsets, lastSeq: last, size: read.end,
         onRedact: this.#opts.onRedact, beforeSync: this.#opts.beforeSync, afterRead: this.#opts.afterRead, lockWaitMs: this.#opts.lockWaitMs ?? 60_000,
