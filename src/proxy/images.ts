@@ -18,8 +18,8 @@ import { sha256Hex } from '../core/canonical.js';
 import { ProxyError } from '../core/errors.js';
 import type { LogEvent } from '../core/events.js';
 import { estimateImageTokens } from '../core/estimate.js';
-import type { ImagePart } from '../core/types.js';
-import { imageDigests } from '../store/image-digests.js';
+import type { ImagePart, NeutralMessage } from '../core/types.js';
+import { imageDigests, messageImageDigests } from '../store/image-digests.js';
 import type { BlobStore } from '../store/types.js';
 import { imageSize } from './image-size.js';
 
@@ -125,9 +125,23 @@ export class ImageStore {
    */
   async preload(events: readonly LogEvent[]): Promise<void> {
     if (this.#blobs === undefined) return;
-    const missing = [...imageDigests(events)].filter((sha256) => !this.#images.has(sha256) && !this.#pending.has(sha256));
+    await this.#fetch(this.#blobs, imageDigests(events));
+  }
+
+  /**
+   * Fetches from the shared store the images a request about to be encoded names and this process
+   * no longer holds: one dropped from the bytes kept for encoding that only the log names (a
+   * Responses follow-up by `previous_response_id`, a side request). Files are read by `resolve`.
+   */
+  async ensure(messages: readonly NeutralMessage[]): Promise<void> {
+    if (this.#blobs === undefined) return;
+    await this.#fetch(this.#blobs, messageImageDigests(messages));
+  }
+
+  async #fetch(blobs: BlobStore, digests: ReadonlySet<string>): Promise<void> {
+    const missing = [...digests].filter((sha256) => !this.#images.has(sha256) && !this.#pending.has(sha256));
     if (missing.length === 0) return;
-    const found = await this.#blobs.get(missing);
+    const found = await blobs.get(missing);
     for (const sha256 of missing) {
       const bytes = found.get(sha256);
       if (bytes === undefined) throw new ProxyError('internal_error', { detail: `image ${sha256} is not in the store's blobs` });

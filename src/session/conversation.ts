@@ -5,6 +5,7 @@
  * docs/inbound.md). The session's latest answer is in memory (manager.ts); an earlier one is read
  * from the log, whole: a client that branches from an old reply pays for it.
  */
+import { isProxyError } from '../core/errors.js';
 import type { LogEvent } from '../core/events.js';
 import type { NeutralMessage } from '../core/types.js';
 import type { Store } from '../store/types.js';
@@ -15,12 +16,17 @@ export interface Conversation {
   messages: NeutralMessage[];
 }
 
-/** Undefined when the log holds no complete reply to request `seq` (or cannot be read). */
+/**
+ * Undefined when the log holds no complete reply to request `seq` (or cannot be read). A store
+ * that cannot be reached throws `store_unavailable`: the reply may well exist, and the client
+ * should retry, not hear that it does not (docs/scaling.md, Outages).
+ */
 export async function conversationFromLog(store: Store, id: string, seq: number): Promise<Conversation | undefined> {
   let events: LogEvent[];
   try {
     ({ events } = await store.read(id));
-  } catch {
+  } catch (err) {
+    if (isProxyError(err) && err.code === 'store_unavailable') throw err;
     return undefined;
   }
   const view = new ClientView();

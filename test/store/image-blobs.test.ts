@@ -73,4 +73,24 @@ describe('ImageStore on a shared blob store', () => {
     expect(small.put(urls[0]!, undefined, 'p')).toEqual(first);
     expect(small.resolve(first.sha256).base64).toBe(shared.rows.get(first.sha256)!.toString('base64'));
   });
+
+  it('an image dropped from memory that only the log names is fetched again before its request is encoded', async () => {
+    const shared = blobs();
+    const urls = [pngDataUrl(400, 300, 'x'.repeat(3000)), pngDataUrl(400, 300, 'y'.repeat(3000))];
+    const small = new ImageStore('/nonexistent', { blobs: shared, cacheBytes: 4500 });
+    const first = small.put(urls[0]!, undefined, 'p');
+    small.put(urls[1]!, undefined, 'p');
+    await small.written();
+    expect(() => small.resolve(first.sha256)).toThrow(/was not read from the store/);
+    // What the build stage hands it: the request's messages, the dropped image among them.
+    const messages = [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'look' }, { ...first, detail: 'auto' as const }] }, { role: 'assistant' as const, content: 'a cat' }];
+    const gets = shared.gets;
+    await small.ensure(messages);
+    expect(shared.gets).toBe(gets + 1);
+    expect(small.resolve(first.sha256).base64).toBe(shared.rows.get(first.sha256)!.toString('base64'));
+    // Held again: asked nothing more; on files there is nothing to fetch.
+    await small.ensure(messages);
+    expect(shared.gets).toBe(gets + 1);
+    await new ImageStore('/nonexistent').ensure(messages);
+  });
 });

@@ -23,6 +23,8 @@ export async function build(call: Call) {
   // The lineage's key: a fork or side call lands on the replica that holds its parent's prefix.
   const hints = hintsFor(a.route, turn.session.lineage);
   const cause = breakCause(turn, built.request);
+  // The dialect reads images synchronously: any the request names that memory dropped come back first.
+  await deps.images.ensure(built.request.messages);
   const cached = await explicitCache(call, built.request);
   if (cached !== undefined) hints.geminiCache = { name: cached.name, messages: cached.messages };
   // Encoded before llm.req is written: the record names the breakpoints the dialect placed. The
