@@ -285,6 +285,10 @@ function buildModel(
     problems.push({ key: `${at}.gemini_cache`, detail: `explicit context caches are Gemini's own API; ${providerEntry.preset} speaks ${preset.wire}` });
     return undefined;
   }
+  if (entry.stale_thinking !== undefined && preset.wire !== 'anthropic-messages') {
+    problems.push({ key: `${at}.stale_thinking`, detail: `signed thinking blocks are Anthropic's; ${providerEntry.preset} speaks ${preset.wire}` });
+    return undefined;
+  }
   const fallback = entry.fallback ?? [];
   for (const [i, other] of fallback.entries()) {
     const otherEntry = Object.hasOwn(entries, other) ? entries[other] : undefined;
@@ -314,6 +318,7 @@ function buildModel(
     clientDrops: entry.client_drops ?? 'follow',
     figures,
     ...(entry.keep_reasoning === undefined ? {} : { keepReasoning: entry.keep_reasoning }),
+    ...(entry.stale_thinking === undefined ? {} : { staleThinking: entry.stale_thinking }),
     thinking: entry.thinking,
     keepAlive: entry.keep_alive,
     ...(entry.retries === undefined ? {} : { retries: entry.retries }),

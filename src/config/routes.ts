@@ -11,6 +11,7 @@ import type { DialectRoute } from '../core/route.js';
 import type { RouteFigures } from '../pricing/figures.js';
 import type { Price } from '../pricing/price.js';
 import { isOpenAIReasoningModel, takesExplicitBreakpoints } from '../core/openai-family.js';
+import { bindsThinkingToPrefix } from '../core/anthropic-family.js';
 import { presetOf, type CacheControlMode, type CacheKeyMode, type Preset, type PresetName } from './presets.js';
 import type { Config, ModelConfig, ProviderConfig, Timeouts } from './types.js';
 
@@ -226,6 +227,10 @@ function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig, c
   if (config.toolCaps.length > 0) recipe.tool_caps = config.toolCaps.map((c) => ({ ...c }));
   if (!config.folds) recipe.folds = false;
   if (!capsOutput(model, preset)) recipe.output_cap = 'client';
+  if (dropsStaleThinking(model, preset)) {
+    recipe.stale_blocks = 'keep';
+    dialect.dropStaleThinking = true;
+  }
   const route: Omit<Route, 'label'> = {
     name,
     provider: provider.name,
@@ -253,6 +258,15 @@ function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig, c
   if (model.figures.price !== undefined) route.price = model.figures.price;
   if (model.thinking !== undefined) route.thinking = model.thinking;
   return route;
+}
+
+/**
+ * Anthropic's wire: the route's `stale_thinking`, else `drop_block` for the models that bind a
+ * thinking block to its prefix (docs/decisions/0009-stale-thinking-dropped-by-the-api.md).
+ */
+function dropsStaleThinking(model: ModelConfig, preset: Preset): boolean {
+  if (preset.wire !== 'anthropic-messages') return false;
+  return (model.staleThinking ?? (bindsThinkingToPrefix(model.model) ? 'drop_block' : 'strip')) === 'drop_block';
 }
 
 /** The route's `max_tokens_field`, else the preset's rule (docs/wires.md, Output limits). */

@@ -114,6 +114,8 @@ export const modelSchema = table({
   client_drops: oneOf(['follow', 'absorb']).optional(),
   price: priceSchema.optional(),
   keep_reasoning: bool().optional(),
+  /** anthropic-messages: a signed thinking block after an edit of its prefix; absent: by model (docs/decisions/0009). */
+  stale_thinking: oneOf(['drop_block', 'strip']).optional(),
   thinking: oneOf(['enabled', 'disabled', 'adaptive']).optional(),
   /** Ollama's keep_alive: a duration ("30m", "1h") or seconds (-1 keeps the model loaded). */
   keep_alive: z.union([text('a duration such as "30m"'), z.int()], { error: 'expected a duration such as "30m", or a whole number of seconds' }).optional(),

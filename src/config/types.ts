@@ -104,6 +104,11 @@ export interface ModelConfig {
   figures: RouteFigures;
   /** `keep_reasoning`; absent: as each client asks (docs/inbound.md, Encrypted reasoning). */
   keepReasoning?: boolean;
+  /**
+   * `stale_thinking`: a signed thinking block sent after the window edited what came before it.
+   * `drop_block`: sent, and the API asked to drop it; `strip`: left out. Absent: by model.
+   */
+  staleThinking?: 'drop_block' | 'strip';
   thinking?: 'enabled' | 'disabled' | 'adaptive';
   /** Ollama's keep_alive; absent: the dialect's default. */
   keepAlive?: string | number;

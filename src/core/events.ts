@@ -79,6 +79,13 @@ export interface Recipe {
    * `output_reserve` when it gave none.
    */
   output_cap?: 'client';
+  /**
+   * `keep`: a reply's signed reasoning blocks go back even after an edit of what came before them
+   * (a trim, a summary), for an upstream told to drop those it finds invalid itself
+   * (docs/decisions/0009-stale-thinking-dropped-by-the-api.md). Absent (older logs, other routes):
+   * they are left out of every request after the edit.
+   */
+  stale_blocks?: 'keep';
 }
 
 /** Why a request's prefix differs from its predecessor's (docs/architecture.md section 8). */

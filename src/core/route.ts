@@ -41,6 +41,12 @@ export interface DialectRoute {
    * Anthropic's `thinking`, where absent means the client's `reasoning_effort` decides).
    */
   thinking?: 'enabled' | 'disabled' | 'adaptive';
+  /**
+   * anthropic-messages: ask the API to drop signed thinking blocks whose prefix the window edited
+   * (`thinking.block_binding`, beta `thinking-binding-controls-2026-08-01`) rather than leave them
+   * out; set with `Recipe.stale_blocks = 'keep'` (docs/decisions/0009-stale-thinking-dropped-by-the-api.md).
+   */
+  dropStaleThinking?: boolean;
   /** ollama-chat: `options.num_ctx`, the route's context. Kept constant: a change reloads the model. */
   numCtx?: number;
   /** ollama-chat: `keep_alive`, a duration ("30m") or seconds (-1: keep loaded); absent: the dialect's default. */

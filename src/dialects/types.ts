@@ -135,6 +135,11 @@ export interface Dialect {
    */
   clientHeaders?: readonly string[];
   /**
+   * Of `clientHeaders`, those whose value is a comma-separated list (Anthropic's `anthropic-beta`):
+   * the client's entries are added to the ones the encoder set, not put in their place.
+   */
+  listHeaders?: readonly string[];
+  /**
    * A client's token-count request of this same wire, for this upstream (its model, its headers);
    * absent where the wire has no count endpoint. The credential is added by the caller.
    */

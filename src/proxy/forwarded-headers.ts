@@ -18,3 +18,19 @@ export function forwardedHeaders(headers: IncomingHttpHeaders, dialect: Dialect,
   }
   return out;
 }
+
+/**
+ * The forwarded headers onto an encoded request's: the client's value replaces the encoder's, but
+ * for a list header (`Dialect.listHeaders`) the two lists are joined, each entry once.
+ */
+export function addForwarded(headers: Record<string, string>, forwarded: Record<string, string>, dialect: Dialect): void {
+  const lists = dialect.listHeaders ?? [];
+  for (const [name, value] of Object.entries(forwarded)) {
+    const own = lists.includes(name) ? headers[name] : undefined;
+    headers[name] = own === undefined ? value : [...new Set([...entries(own), ...entries(value)])].join(',');
+  }
+}
+
+function entries(list: string): string[] {
+  return list.split(',').map((x) => x.trim()).filter((x) => x !== '');
+}

@@ -216,6 +216,7 @@ export class WindowState {
     const caps = this.#caps!;
     return {
       entries: this.#entries, summaries: this.#summaries, origin, originKey: key, isElided, foldedBy, staleAbove,
+      keepStale: recipe.stale_blocks === 'keep',
       capOf: (e: Entry) => caps.capOf(e), mergeElided: rulesOf(recipe.version).mergeElided, stats: this.stats,
     };
   }

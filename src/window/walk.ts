@@ -93,6 +93,8 @@ export interface WalkContext {
   readonly isElided: (seq: number) => boolean;
   /** Entries with a seq above this are treated as stale (the elisions this request makes). */
   readonly staleAbove: number;
+  /** Recipe.stale_blocks `keep`: no reply loses its blocks to staleness (the upstream drops what it finds invalid). */
+  readonly keepStale: boolean;
   /** A tool result's cap (tool-caps.ts). */
   readonly capOf: (e: Entry) => number;
   /** The result that superseded a folded tool result (window-v3); undefined when it is not folded. */
@@ -185,7 +187,7 @@ function single(ctx: WalkContext, e: Entry): Rendered {
 }
 
 function isStale(ctx: WalkContext, e: Entry): boolean {
-  return e.stale || e.seq > ctx.staleAbove;
+  return !ctx.keepStale && (e.stale || e.seq > ctx.staleAbove);
 }
 
 /** An assistant batch and its run of results. */

@@ -115,6 +115,24 @@ describe('resolveRoute', () => {
     expect(resolveRoute(other, 'openrouter/anthropic/claude-sonnet-4.6')).toStrictEqual(route);
   });
 
+  it('keeps stale signed thinking for the API to drop on the models that bind it to its prefix, or as the route says', () => {
+    const c = loadToml([
+      '[providers.an]', 'preset = "anthropic"', '[providers.oa]', 'preset = "openai"',
+      '[models.strip]', 'provider = "an"', 'model = "claude-sonnet-5-5"', 'stale_thinking = "strip"',
+      '[models.drop]', 'provider = "an"', 'model = "claude-sonnet-4-6"', 'stale_thinking = "drop_block"',
+    ].join('\n'), { OPENAI_API_KEY: 'k', ANTHROPIC_API_KEY: 'k' });
+    const of = (name: string) => { const r = resolveRoute(c, name); return [r.dialect.dropStaleThinking === true, r.recipe.stale_blocks]; };
+    expect(of('an/claude-sonnet-5-5')).toStrictEqual([true, 'keep']);
+    expect(of('an/claude-fable-5-1')).toStrictEqual([true, 'keep']);
+    expect(of('an/claude-opus-5')).toStrictEqual([false, undefined]);
+    expect(of('an/claude-sonnet-4-6')).toStrictEqual([false, undefined]);
+    expect(of('strip')).toStrictEqual([false, undefined]);
+    expect(of('drop')).toStrictEqual([true, 'keep']);
+    expect(of('oa/gpt-5.1')).toStrictEqual([false, undefined]);
+    expect(() => loadToml(['[providers.oa]', 'preset = "openai"', '[models.x]', 'provider = "oa"', 'model = "gpt-5.1"', 'stale_thinking = "drop_block"'].join('\n'), { OPENAI_API_KEY: 'k' }))
+      .toThrow(/stale_thinking.*signed thinking blocks are Anthropic's/s);
+  });
+
   it('puts the output limit in the field each model takes, and caps only where the wire or the config asks', () => {
     const c = loadToml([
       '[providers.oa]', 'preset = "openai"', '[providers.gen]', 'preset = "generic"', 'base_url = "http://127.0.0.1:9/v1"',

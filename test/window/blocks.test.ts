@@ -66,6 +66,26 @@ describe('thinking and opaque blocks', () => {
     expect(withBlocks(next.request.messages)).toEqual([1, 7]);
   });
 
+  it('with stale_blocks = keep, sends every reply its blocks through an elision (the upstream drops those it finds invalid)', () => {
+    const log = new LogBuilder({ high_water: 400, low_water: 350, protected_entries: 4, max_result_tokens: 10_000, stale_blocks: 'keep' });
+    log.user('u1');
+    log.reply({ calls: ['c1'], blocks: true });
+    const t1 = log.tool('c1', 'x'.repeat(750));
+    log.reply({ blocks: true, content: 'after the big result' });
+    log.user('u2');
+    log.reply({ blocks: true });
+    log.user('y'.repeat(600));
+    const trimmed = log.send();
+    expect(trimmed.elided).toEqual([t1]);
+    expect(withBlocks(trimmed.request.messages)).toEqual([1, 3, 5]);
+    log.reply({ blocks: true });
+    log.user('u4');
+    const next = log.send();
+    expect(next.trimmed).toBe(false);
+    expect(withBlocks(next.request.messages)).toEqual([1, 3, 5, 7]);
+    // The same log under the default recipe leaves the stale ones out (the test above).
+  });
+
   it('keeps the blocks a provider does not bind to the prefix (unbound) through a later elision', () => {
     const log = new LogBuilder({ high_water: 400, low_water: 350, protected_entries: 4, max_result_tokens: 10_000 });
     const sig = (n: string) => [{ kind: 'gemini.thought_signature' as const, origin: ORIGIN_A, data: n, before_call: 0, unbound: true as const }];

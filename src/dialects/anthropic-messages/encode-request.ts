@@ -28,6 +28,20 @@ export const COUNT_TOKENS_PATH = '/messages/count_tokens';
 /** The API version every request names (the SDK's, unchanged since 2023). */
 export const ANTHROPIC_VERSION = '2023-06-01';
 
+/**
+ * Anthropic's control of the prefix check on signed thinking blocks, and the beta it needs
+ * (https://platform.claude.com/docs/build-with-claude/preserved-thinking/prefix-checks).
+ */
+export const THINKING_BINDING_BETA = 'thinking-binding-controls-2026-08-01';
+const DROP_STALE_BLOCKS = { prefix_mismatch_behavior: 'drop_block' } as const;
+
+/** Adds a beta to the request's `anthropic-beta` list (config may have set one already). */
+function addBeta(headers: Record<string, string>, beta: string): void {
+  const name = Object.keys(headers).find((h) => h.toLowerCase() === 'anthropic-beta') ?? 'anthropic-beta';
+  const list = (headers[name] ?? '').split(',').map((x) => x.trim()).filter((x) => x !== '');
+  headers[name] = [...new Set([...list, beta])].join(',');
+}
+
 /** `max_tokens` is required on this wire; the window always sets it, this is for other callers. */
 export const DEFAULT_MAX_TOKENS = 4096;
 
@@ -49,7 +63,11 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
   const choice = toolChoiceFor(p, req.tools.length > 0, thinkingOn);
   if (choice !== undefined) before.tool_choice = choice;
   const after: Record<string, unknown> = {};
-  if (ask.thinking !== undefined) after.thinking = ask.thinking;
+  // Signed blocks the window kept after an edit of their prefix: the API drops the invalid ones
+  // rather than refusing the request. Asked on every request that thinks, so the thinking settings,
+  // which key the message cache, stay the same across the session (docs/decisions/0009).
+  const binding = thinkingOn && route.dropStaleThinking === true;
+  if (ask.thinking !== undefined) after.thinking = binding ? { ...ask.thinking, block_binding: DROP_STALE_BLOCKS } : ask.thinking;
   if (ask.effort !== undefined) after.output_config = { effort: ask.effort };
   const stop = stopSequences(p.stop);
   if (stop !== undefined) after.stop_sequences = stop;
@@ -79,6 +97,7 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
     opts,
   );
   const encoded: EncodedRequest = { path: MESSAGES_PATH, headers: jsonHeaders(route, hints, { 'anthropic-version': ANTHROPIC_VERSION }), body };
+  if (binding) addBeta(encoded.headers, THINKING_BINDING_BETA);
   if (breakpoints > 0) encoded.cacheBreakpoints = breakpoints;
   return encoded;
 }

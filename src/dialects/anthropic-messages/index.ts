@@ -16,6 +16,8 @@ export const anthropicMessages: Dialect = {
   authHeaders: (apiKey) => ({ 'x-api-key': apiKey }),
   // A client of this wire (Claude Code) names its API version and betas; they mean something here only.
   clientHeaders: ['anthropic-version', 'anthropic-beta'],
+  // The encoder may name a beta of its own (request-params.ts, staleThinking): the client's join it.
+  listHeaders: ['anthropic-beta'],
   encodeCountTokens,
   // "Changes to `tool_choice` parameter only affect message blocks"; so do "changes to extended
   // thinking settings", which come from the effort and, for a budget, `max_tokens`

@@ -9,6 +9,7 @@ import type { Turn } from '../../session/manager.js';
 import { sideParams } from '../../session/side.js';
 import { firstDifference } from '../../window/index.js';
 import { summaryOf } from '../request-log.js';
+import { addForwarded } from '../forwarded-headers.js';
 import type { Call } from './call.js';
 
 /** The window, the hints and the wire body; `llm.req` is written before anything is sent. */
@@ -41,7 +42,7 @@ export async function build(call: Call) {
   turn.sent(built.request);
   summaryOf(call.req).cause = cause;
   if (built.trimmed) deps.metrics.windowTrims.inc(a.labels);
-  Object.assign(encoded.headers, a.forwarded);
+  addForwarded(encoded.headers, a.forwarded, a.dialect);
   if (a.apiKey !== undefined) Object.assign(encoded.headers, a.dialect.authHeaders(a.apiKey));
   return { encoded, digest: built.digest, cause, estTokens: built.estTokens, trimmed: built.trimmed, maxTokens: built.request.params.max_tokens };
 }

@@ -303,3 +303,31 @@ describe('anthropic-messages encodeRequest: cache_control', () => {
     expect(again.cacheBreakpoints).toBe(4);
   });
 });
+
+describe('anthropic-messages encodeRequest: stale signed blocks dropped by the API (dropStaleThinking)', () => {
+  const params: RequestParams = { max_tokens: 16000, reasoning_effort: 'high' };
+  const encoded = (r: DialectRoute, p: RequestParams = params) => encodeRequest(request([{ role: 'user', content: 'q' }], { params: p }), r, noHints, opts());
+
+  it('asks the API to drop blocks whose prefix changed, on every request that thinks, with the beta it needs', () => {
+    const out = encoded(route({ dropStaleThinking: true, thinking: 'enabled' }));
+    const b = JSON.parse(String(out.body)) as Json;
+    expect(b.thinking).toStrictEqual({ type: 'enabled', budget_tokens: 15999, block_binding: { prefix_mismatch_behavior: 'drop_block' } });
+    expect(out.headers['anthropic-beta']).toBe('thinking-binding-controls-2026-08-01');
+    const adaptive = JSON.parse(String(encoded(route({ dropStaleThinking: true, thinking: 'adaptive' })).body)) as Json;
+    expect(adaptive.thinking).toStrictEqual({ type: 'adaptive', block_binding: { prefix_mismatch_behavior: 'drop_block' } });
+  });
+
+  it('adds nothing to a request that does not think, nor on a route that leaves stale blocks out', () => {
+    const none = encoded(route({ dropStaleThinking: true }), { max_tokens: 16000 });
+    expect((JSON.parse(String(none.body)) as Json).thinking).toBeUndefined();
+    expect(none.headers['anthropic-beta']).toBeUndefined();
+    const strip = encoded(route({ thinking: 'enabled' }));
+    expect((JSON.parse(String(strip.body)) as Json).thinking).toStrictEqual({ type: 'enabled', budget_tokens: 15999 });
+    expect(strip.headers['anthropic-beta']).toBeUndefined();
+  });
+
+  it('joins a beta the config set', () => {
+    const out = encoded(route({ dropStaleThinking: true, thinking: 'enabled', headers: { 'anthropic-beta': 'context-1m-2025-08-07' } }));
+    expect(out.headers['anthropic-beta']).toBe('context-1m-2025-08-07,thinking-binding-controls-2026-08-01');
+  });
+});
