@@ -29,10 +29,10 @@ export async function messages(sim: Sim, body: unknown, headers: Record<string, 
   return { status: res.status, headers: res.headers, json: text === '' ? null : JSON.parse(text) };
 }
 
-export async function messagesStream(sim: Sim, body: Record<string, unknown>): Promise<MessagesStream> {
+export async function messagesStream(sim: Sim, body: Record<string, unknown>, headers: Record<string, string> = VERSION): Promise<MessagesStream> {
   const res = await fetch(`${sim.origin}/anthropic/v1/messages`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...VERSION },
+    headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify({ ...body, stream: true }),
   });
   const text = await res.text();

@@ -10,6 +10,7 @@ import { directedError, SimError } from '../errors.js';
 import { MODES } from '../modes.js';
 import { planReply, type ReplyPlan } from '../replies.js';
 import { countTokens } from '../tokens.js';
+import { inputTransformations } from './block-binding.js';
 import { anthropicStreamFailure, promptTooLong } from './errors.js';
 import { AnthropicPromptCache, type CacheUsage } from './prompt-cache.js';
 import { lastTurnText, renderRequest } from './render.js';
@@ -48,6 +49,8 @@ export interface AnthropicRecord {
   cacheMarkers: number;
   /** Thinking blocks sent back (each checked against its signature). */
   thinkingBlocksBack: number;
+  /** Of those, the ones left out of the prompt by `prefix_mismatch_behavior: "drop_block"`. */
+  thinkingDropped: number;
   stream: boolean;
   status: number;
   /** The error code sent (status >= 400, or a mid-stream error), else null. */
@@ -73,26 +76,31 @@ export class AnthropicEngine {
   record(path: string): AnthropicRecord {
     const record: AnthropicRecord = {
       seq: this.records.length + 1, path, model: null, promptTokens: 0, inputTokens: 0, cachedTokens: 0, cacheWriteTokens: 0,
-      cacheWrite1hTokens: 0, completionTokens: 0, reasoningTokens: 0, cacheMarkers: 0, thinkingBlocksBack: 0, stream: false,
+      cacheWrite1hTokens: 0, completionTokens: 0, reasoningTokens: 0, cacheMarkers: 0, thinkingBlocksBack: 0, thinkingDropped: 0, stream: false,
       status: 0, error: null, receivedAt: this.#config.now(), finishedAt: null,
     };
     this.records.push(record);
     return record;
   }
 
-  answer(bodyText: string, record: AnthropicRecord): AnthropicOutcome {
+  /** `betas`: the request's `anthropic-beta` values. */
+  answer(bodyText: string, record: AnthropicRecord, betas: readonly string[] = []): AnthropicOutcome {
     try {
-      return this.#answer(bodyText, record);
+      return this.#answer(bodyText, record, betas);
     } catch (err) {
       if (!(err instanceof SimError)) throw err;
       return { kind: 'error', error: err, slowMs: 0 };
     }
   }
 
-  /** `POST /v1/messages/count_tokens`: the prompt's tokens as a request would render them; nothing cached. */
-  count(bodyText: string): { input_tokens: number } {
-    const req = parseMessagesRequest(bodyText, { count: true });
-    return { input_tokens: countTokens(renderRequest(req).map((s) => s.text).join('')) };
+  /**
+   * `POST /v1/messages/count_tokens`: the prompt's tokens as a request would render them; nothing
+   * cached. Signatures are checked only to leave out what "drop_block" would drop.
+   */
+  count(bodyText: string, betas: readonly string[] = []): { input_tokens: number } {
+    const req = parseMessagesRequest(bodyText, { count: true, betas });
+    const segments = req.thinking?.prefixMismatch === 'drop_block' ? checkSignatures(req, renderRequest(req)).segments : renderRequest(req);
+    return { input_tokens: countTokens(segments.map((s) => s.text).join('')) };
   }
 
   reset(): void {
@@ -100,15 +108,18 @@ export class AnthropicEngine {
     this.cache.clear();
   }
 
-  #answer(bodyText: string, record: AnthropicRecord): AnthropicOutcome {
-    const req = parseMessagesRequest(bodyText);
+  #answer(bodyText: string, record: AnthropicRecord, betas: readonly string[]): AnthropicOutcome {
+    const req = parseMessagesRequest(bodyText, { betas });
     record.model = req.model;
     record.stream = req.stream;
-    const segments = renderRequest(req);
-    record.cacheMarkers = countCacheMarkers(req, segments);
+    const sent = renderRequest(req);
+    record.cacheMarkers = countCacheMarkers(req, sent);
     record.thinkingBlocksBack = req.messages.reduce((n, t) => n + (t.role === 'assistant' ? t.content.filter((b) => b.type === 'thinking').length : 0), 0);
-    checkMessagesRequest(req, segments);
-    checkSignatures(req, segments);
+    // The request's own rules apply to it as sent (a dropped block still starts its turn); what
+    // follows reads the prompt the model reads, without the dropped blocks.
+    checkMessagesRequest(req, sent);
+    const { dropped, segments } = checkSignatures(req, sent);
+    record.thinkingDropped = dropped.length;
 
     const rendered = segments.map((s) => s.text).join('');
     const digest = sha256Hex(rendered);
@@ -132,7 +143,7 @@ export class AnthropicEngine {
     if (failure !== null && !req.stream) return { kind: 'error', error: failure, slowMs: plan.slowMs };
     return {
       kind: 'reply',
-      meta: { id: `msg_sim${digest.slice(0, 24)}`, model: req.model },
+      meta: { id: `msg_sim${digest.slice(0, 24)}`, model: req.model, inputTransformations: inputTransformations(dropped, betas) },
       blocks: replyBlocks(plan, digest, segments),
       plan,
       usage: wireUsage(cache, plan),

@@ -33,6 +33,11 @@ export function anthropicErrorEvent(err: SimError): Record<string, unknown> {
   return errorObject(err);
 }
 
+/** A 400 `invalid_request_error`; the message names the field as the API does (`messages.1.content.0`). */
+export function invalid(message: string): SimError {
+  return new SimError(400, 'invalid_request_error', message);
+}
+
 /** Anthropic's wording, with the simulator's figures. */
 export function promptTooLong(promptTokens: number, contextTokens: number): SimError {
   return new SimError(400, 'prompt_too_long', `prompt is too long: ${promptTokens} tokens > ${contextTokens} maximum`);

@@ -53,14 +53,14 @@ export class AnthropicWire {
     if (COUNT_ROUTE.test(path)) {
       try {
         record.status = 200;
-        return this.#send(res, 200, this.engine.count(body), requestId);
+        return this.#send(res, 200, this.engine.count(body, betas(req)), requestId);
       } catch (err) {
         if (err instanceof SimError) return fail(err);
         throw err;
       }
     }
 
-    const outcome = this.engine.answer(body, record);
+    const outcome = this.engine.answer(body, record, betas(req));
     if (outcome.kind === 'error') {
       if (outcome.slowMs > 0) await sleep(outcome.slowMs);
       return fail(outcome.error);
@@ -87,6 +87,12 @@ export class AnthropicWire {
     const text = JSON.stringify(value);
     res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'request-id': requestId }).end(text);
   }
+}
+
+/** `anthropic-beta`: comma-separated names, the header possibly sent more than once. */
+function betas(req: IncomingMessage): string[] {
+  const value = req.headers['anthropic-beta'];
+  return (Array.isArray(value) ? value : [value ?? '']).flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {

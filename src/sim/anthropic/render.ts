@@ -30,7 +30,11 @@ export interface Segment {
 
 export const END = '<|end|>\n';
 
-export function renderRequest(req: MessagesRequest): Segment[] {
+/**
+ * `leftOut`: blocks of `messages` the model does not read (`"m.j"`, thinking dropped by its prefix
+ * check): rendered as if the request never held them; the others keep their indexes.
+ */
+export function renderRequest(req: MessagesRequest, leftOut: ReadonlySet<string> = new Set()): Segment[] {
   const out: Segment[] = [];
   req.tools.forEach((tool, i) => {
     const { cache_control: cache, ...rest } = tool;
@@ -41,15 +45,17 @@ export function renderRequest(req: MessagesRequest): Segment[] {
     pending = pushTurn(out, 'system', req.system, 'system', pending);
   }
   req.messages.forEach((turn, m) => {
-    pending = pushTurn(out, turn.role, turn.content, `messages.${m}.content`, pending, m);
+    pending = pushTurn(out, turn.role, turn.content, `messages.${m}.content`, pending, m, (j) => leftOut.has(`${m}.${j}`));
   });
   if (pending !== '') out.push({ text: pending, where: 'end', boundary: false, cacheControl: null, opaque: false });
   return out;
 }
 
-function pushTurn(out: Segment[], role: string, blocks: readonly Block[], where: string, pending: string, message?: number): string {
+function pushTurn(out: Segment[], role: string, blocks: readonly Block[], where: string, pending: string, message?: number, skip?: (j: number) => boolean): string {
+  let rendered = 0;
   blocks.forEach((block, j) => {
-    const lead = j === 0 ? `${pending}<|start|>${role}\n` : '\n';
+    if (skip?.(j) === true) return;
+    const lead = rendered++ === 0 ? `${pending}<|start|>${role}\n` : '\n';
     const cache = block.cache_control;
     const segment: Segment = {
       text: lead + renderBlock(block),
@@ -64,7 +70,7 @@ function pushTurn(out: Segment[], role: string, blocks: readonly Block[], where:
     }
     out.push(segment);
   });
-  return blocks.length > 0 ? END : pending;
+  return rendered > 0 ? END : pending;
 }
 
 /**

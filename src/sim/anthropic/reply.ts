@@ -19,6 +19,8 @@ const ARGS_PIECE = 12;
 export interface ReplyMeta {
   id: string;
   model: string;
+  /** `input_transformations` (block-binding.ts); absent unless the request sent the beta. */
+  inputTransformations?: Record<string, unknown>[] | undefined;
 }
 
 /** The reply's blocks, each thinking block signed over the request and the blocks before it. */
@@ -60,10 +62,12 @@ export function stopReason(plan: ReplyPlan): 'tool_use' | 'end_turn' {
 }
 
 export function messageObject(meta: ReplyMeta, blocks: readonly Block[], plan: ReplyPlan, usage: Record<string, unknown>): Record<string, unknown> {
-  return {
+  const message: Record<string, unknown> = {
     id: meta.id, type: 'message', role: 'assistant', model: meta.model, content: blocks,
     stop_reason: stopReason(plan), stop_sequence: null, usage,
   };
+  if (meta.inputTransformations !== undefined) message.input_transformations = meta.inputTransformations;
+  return message;
 }
 
 /** `event: TYPE\ndata: JSON\n\n` frames. With `failure`, the stream breaks after half the text. */
@@ -73,7 +77,8 @@ export function streamFrames(meta: ReplyMeta, blocks: readonly Block[], plan: Re
   const emit = (data: Record<string, unknown>): void => {
     out.push(`event: ${String(data.type)}\ndata: ${JSON.stringify(data)}\n\n`);
   };
-  // message_start: input and cache figures, an early output count, no output breakdown yet.
+  // message_start: input and cache figures, an early output count, no output breakdown yet, and
+  // `input_transformations` in full (the final message_delta repeats it only after a model fallback).
   const startUsage: Record<string, unknown> = { ...usage, output_tokens: 1 };
   delete startUsage.output_tokens_details;
   emit({ type: 'message_start', message: { ...messageObject(meta, [], plan, startUsage), stop_reason: null } });

@@ -4,8 +4,9 @@
  * Throws SimError (400) with the API's field path (`messages.1.content.0.type`) in the message.
  */
 import { canonicalJson } from '../hash.js';
-import { SimError } from '../errors.js';
 import { isObject } from '../request.js';
+import { parseBlockBinding, type PrefixMismatch } from './block-binding.js';
+import { invalid } from './errors.js';
 
 export type Block = Record<string, unknown> & { type: string };
 
@@ -17,6 +18,8 @@ export interface Turn {
 export interface ThinkingAsk {
   type: 'enabled' | 'adaptive' | 'disabled';
   budget: number | null;
+  /** `block_binding.prefix_mismatch_behavior`; "error" when not set (block-binding.ts). */
+  prefixMismatch: PrefixMismatch;
 }
 
 export interface MessagesRequest {
@@ -46,12 +49,8 @@ export interface MessagesRequest {
 /** Block types a request may hold; anything else is refused, as the API does. */
 const BLOCK_TYPES = new Set(['text', 'image', 'tool_use', 'tool_result', 'thinking', 'redacted_thinking']);
 
-export function invalid(message: string): SimError {
-  return new SimError(400, 'invalid_request_error', message);
-}
-
-/** `count`: a `count_tokens` body, which has no `max_tokens`. */
-export function parseMessagesRequest(text: string, opts: { count?: boolean } = {}): MessagesRequest {
+/** `count`: a `count_tokens` body, which has no `max_tokens`; `betas`: the `anthropic-beta` values sent. */
+export function parseMessagesRequest(text: string, opts: { count?: boolean; betas?: readonly string[] } = {}): MessagesRequest {
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -79,7 +78,7 @@ export function parseMessagesRequest(text: string, opts: { count?: boolean } = {
     system: systemBlocks(system),
     tools: (tools ?? []) as Record<string, unknown>[],
     messages: messages.map((msg: unknown, i) => turn(msg, i)),
-    thinking: thinkingAsk(thinking),
+    thinking: thinkingAsk(thinking, opts.betas ?? []),
     temperature: typeof temperature === 'number' ? temperature : null,
     topK: typeof body.top_k === 'number' ? body.top_k : null,
     toolChoice: isObject(toolChoice) && typeof toolChoice.type === 'string' ? toolChoice.type : null,
@@ -87,7 +86,7 @@ export function parseMessagesRequest(text: string, opts: { count?: boolean } = {
     topLevelCache: isObject(cache) ? cache : null,
     messageCacheKey: canonicalJson({
       tool_choice: isObject(toolChoice) ? toolChoice : { type: 'auto' },
-      thinking: isObject(thinking) ? thinking : { type: 'disabled' },
+      thinking: isObject(thinking) ? thinkingSetting(thinking) : { type: 'disabled' },
       effort: isObject(output) && typeof output.effort === 'string' ? output.effort : 'high',
     }),
   };
@@ -149,14 +148,26 @@ function checkBlock(block: unknown, where: string): Block {
   return block as Block;
 }
 
-function thinkingAsk(thinking: unknown): ThinkingAsk | null {
+/**
+ * The thinking settings as the message cache sees them: without `block_binding`. Anthropic's
+ * prompt-caching page names enabling or disabling thinking and its budget as what invalidates cached
+ * message blocks; `block_binding` only says what to do with a block that fails its prefix check, and
+ * a dropped block is left out of the rendering the cache reads (signature.ts), so the prefix before
+ * it reads as it did without the setting.
+ */
+function thinkingSetting(thinking: Record<string, unknown>): Record<string, unknown> {
+  const { block_binding: _binding, ...rest } = thinking;
+  return rest;
+}
+
+function thinkingAsk(thinking: unknown, betas: readonly string[]): ThinkingAsk | null {
   if (thinking === undefined || thinking === null) return null;
   if (!isObject(thinking) || (thinking.type !== 'enabled' && thinking.type !== 'adaptive' && thinking.type !== 'disabled')) {
     throw invalid("thinking.type: Input should be 'enabled', 'adaptive' or 'disabled'");
   }
   const budget = thinking.budget_tokens;
   if (thinking.type === 'enabled' && (typeof budget !== 'number' || !Number.isInteger(budget))) throw invalid('thinking.enabled.budget_tokens: Field required');
-  return { type: thinking.type, budget: typeof budget === 'number' ? budget : null };
+  return { type: thinking.type, budget: typeof budget === 'number' ? budget : null, prefixMismatch: parseBlockBinding(thinking, betas) };
 }
 
 /** Thinking is produced when asked for, `enabled` or `adaptive` alike. */

@@ -8,12 +8,15 @@
  * A keyed hash over the same segments the cache reads (render.ts), so the check covers tools,
  * system, every earlier turn and the blocks before it in its own turn, and the block's own text;
  * `cache_control` is not rendered, so moving a breakpoint never breaks a signature. One running
- * hash serves every block of a request (a copy is taken at each thinking block).
- * redacted_thinking blocks are not checked: the simulator never makes them.
+ * hash serves every block of a request (a copy is taken at each thinking block). The rendering is
+ * the one the model reads: a block dropped by `block_binding` (block-binding.ts) is not in it, so a
+ * reply is signed, and checked when it comes back, without the blocks its request dropped.
+ * redacted_thinking blocks are neither checked nor dropped: the simulator never makes them.
  */
 import { createHash, type Hash } from 'node:crypto';
-import { invalid, type MessagesRequest } from './request.js';
-import type { Segment } from './render.js';
+import { boundElsewhere, type DroppedThinking } from './block-binding.js';
+import { renderRequest, type Segment } from './render.js';
+import type { MessagesRequest } from './request.js';
 
 const SECRET = 'prefix-proxy-sim/thinking-signature/v1';
 
@@ -30,18 +33,40 @@ export class SignatureChain {
   }
 }
 
-/** Throws the API's 400 for the first thinking block whose signature does not match its prefix and text. */
-export function checkSignatures(req: MessagesRequest, segments: readonly Segment[]): void {
+/**
+ * Checks every thinking block against its prefix. With `prefix_mismatch_behavior` "error" (the
+ * default) the first that fails is the API's 400. With "drop_block" it is left out of the prompt and
+ * the check goes on over the prompt without it, so each later block whose prefix held it (every
+ * block made before the change) fails in turn, while a block made after the change, by a request
+ * that dropped the same blocks, was signed over the prompt without them and passes. The docs: "that
+ * block and every later thinking block are invalid"; thinking Claude produces after the change
+ * "stays valid". Returns the blocks left out, in request order, and the rendering the model reads.
+ */
+export function checkSignatures(req: MessagesRequest, segments: Segment[]): { dropped: DroppedThinking[]; segments: Segment[] } {
+  const dropped: DroppedThinking[] = [];
+  const leftOut = new Set<string>();
+  let rendered = segments;
+  for (;;) {
+    const failed = firstMismatch(req, rendered);
+    if (failed === undefined) return { dropped, segments: rendered };
+    if (req.thinking?.prefixMismatch !== 'drop_block') throw boundElsewhere(failed.message, failed.block);
+    dropped.push(failed);
+    leftOut.add(`${failed.message}.${failed.block}`);
+    // Prefix-stable (render.ts): what comes before the dropped block renders as it did.
+    rendered = renderRequest(req, leftOut);
+  }
+}
+
+function firstMismatch(req: MessagesRequest, segments: readonly Segment[]): DroppedThinking | undefined {
   const chain = new SignatureChain();
   for (const segment of segments) {
-    const block = segment.message === undefined || segment.block === undefined ? undefined : req.messages[segment.message]?.content[segment.block];
-    if (block?.type === 'thinking' && req.messages[segment.message ?? -1]?.role === 'assistant') {
-      if (chain.sign(String(block.thinking)) !== block.signature) {
-        throw invalid(
-          `${segment.where}: Invalid \`signature\` in \`thinking\` block (invalid signature: the block, or something before it, changed since it was made)`,
-        );
-      }
+    const { message, block: index } = segment;
+    if (message !== undefined && index !== undefined) {
+      const turn = req.messages[message];
+      const block = turn?.content[index];
+      if (turn?.role === 'assistant' && block?.type === 'thinking' && chain.sign(String(block.thinking)) !== block.signature) return { message, block: index };
     }
     chain.add(segment);
   }
+  return undefined;
 }

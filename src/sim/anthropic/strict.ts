@@ -8,7 +8,8 @@
  * signature.ts.
  */
 import { isObject } from '../request.js';
-import { invalid, thinks, type MessagesRequest } from './request.js';
+import { invalid } from './errors.js';
+import { thinks, type MessagesRequest } from './request.js';
 import type { Segment } from './render.js';
 
 export const MAX_CACHE_MARKERS = 4;
