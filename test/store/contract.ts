@@ -101,6 +101,20 @@ export function storeContract(name: string, make: () => Promise<Backend>): void 
       expect((await other.read('s1')).events).toEqual(written);
     });
 
+    it('a claimed turn\'s events are there for another store once the turn ends, and it claims again', async () => {
+      const w = await open(b.store, 's1');
+      await w.claim();
+      const written = appendAll(w, bodies(3));
+      await w.endTurn();
+      const other = await another();
+      expect((await other.read('s1')).events).toEqual(written);
+      await w.claim();
+      written.push(w.append(bodies(4)[3]!, TS));
+      await w.endTurn();
+      await w.unclaim();
+      expect((await other.read('s1')).events).toEqual(written);
+    });
+
     it('opens from a line offset; an offset inside a line is refused; an event is read by its offset', async () => {
       const w = await open(b.store, 's1');
       const written = appendAll(w, bodies(5));
