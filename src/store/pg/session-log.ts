@@ -18,9 +18,10 @@ import { ProxyError } from '../../core/errors.js';
 import type { EventBody, LogEvent } from '../../core/events.js';
 import { EventTail } from '../../log/event-tail.js';
 import type { RedactionListener } from '../../log/session-log.js';
-import type { CaughtUp, LedgerAdmission, LedgerAnswer, LedgerCharge, SessionWriter } from '../types.js';
-import { rowsToEvents, type EventRow } from './rows.js';
-import { admitParams, answerOf, dayOf } from './client-ledger.js';
+import type { CaughtUp, LedgerAdmission, LedgerCharge, SessionWriter } from '../types.js';
+import { claimSession, type Claimed } from './claim.js';
+import { dayOf } from './client-ledger.js';
+import { rowsToEvents } from './rows.js';
 import { asUnavailable, isUnavailable, reaching } from './unavailable.js';
 
 export interface PgSessionLogParts {
@@ -204,37 +205,28 @@ export class PgSessionLog implements SessionWriter {
     // A connection lost while held (the server restarted, a network cut) takes the lock with it:
     // the next batch fails on it or, sent elsewhere, meets the primary key; never an uncaught error.
     client.on('error', ignore);
-    let rows: EventRow[];
-    let admitted: LedgerAnswer | undefined;
+    let claimed: Claimed;
     try {
-      // The lock and the catch-up read in one call (migrations.ts, claim_session), after a key's
-      // admission when there is one; the connection's lock_timeout (store.ts) bounds the wait.
-      if (admission === undefined) {
-        ({ rows } = await client.query<EventRow>('SELECT seq, off, line FROM claim_session($1, $2)', [this.id, this.#tail.lastSeq]));
-      } else {
-        const all = (await client.query<EventRow & { a_usd: number; a_took: boolean | null; a_tokens: number | null }>(
-          'SELECT * FROM claim_session_admitting($1, $2, $3, $4::date, $5, $6, $7)', [this.id, this.#tail.lastSeq, ...admitParams(admission)],
-        )).rows;
-        const first = all[0]!;
-        admitted = answerOf({ usd: first.a_usd, took: first.a_took, tokens: first.a_tokens }, admission);
-        rows = all.slice(1);
-        if (refused(admitted, admission)) {
-          client.off('error', ignore);
-          client.release();
-          return { events: [], offsets: [], admitted };
-        }
-      }
+      // The lock and the catch-up read in one call, after a key's admission when there is one; the
+      // connection's lock_timeout (store.ts) bounds the wait.
+      claimed = await claimSession(client, this.id, this.#tail.lastSeq, admission);
     } catch (err) {
       client.off('error', ignore);
-      const timedOut = (err as { code?: string }).code === '55P03';
-      // Failed after the lock was granted, the lock may be held: the connection goes, and the lock with it.
-      client.release(timedOut ? undefined : (err as Error));
-      if (timedOut) throw new ProxyError('log_locked', { file: this.#where, pid: `another replica (waited ${this.#lockWaitMs} ms)` });
+      // The lock may be held (a wait that timed out after it was granted, a failure after it): the
+      // connection goes, and the lock with it.
+      client.release(err as Error);
+      if ((err as { code?: string }).code === '55P03') throw new ProxyError('log_locked', { file: this.#where, pid: `another replica (waited ${this.#lockWaitMs} ms)` });
       throw asUnavailable(err);
+    }
+    const { admitted } = claimed;
+    if (claimed.refused) {
+      client.off('error', ignore);
+      client.release();
+      return { events: [], offsets: [], admitted };
     }
     this.#claimed = client;
     try {
-      const read = rowsToEvents(rows, this.#where, this.#tail.lastSeq);
+      const read = rowsToEvents(claimed.rows, this.#where, this.#tail.lastSeq);
       if (read.events.length > 0) {
         this.#tail.addRead(read.events, read.offsets, read.end);
         this.#committed = this.#tail.lastSeq;
@@ -356,8 +348,3 @@ export class PgSessionLog implements SessionWriter {
 }
 
 function ignore(): void {}
-
-/** As claim_session_admitting decides: over budget, or no token. */
-function refused(answer: LedgerAnswer, q: LedgerAdmission): boolean {
-  return (q.budgetUsd !== undefined && answer.spent >= q.budgetUsd) || answer.waitMs > 0;
-}
