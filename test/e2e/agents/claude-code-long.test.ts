@@ -3,18 +3,30 @@
  * through the proxy on the Anthropic wire (the anthropic preset's defaults) for 42 tool steps that
  * each read a ~6 KB file, on a route whose window trims several times (long-session.ts has the
  * workspace, the spawn and the measures).
+ *
+ * The route's model is one that binds a signed thinking block to its prefix (claude-sonnet-5-5), as
+ * the simulator plays every model. A trim edits the prefix of every reply after it, so their blocks
+ * are invalid. Left out, the loop's last reply would have none and the request would have to go
+ * without thinking (the API's final-thinking-block rule), which invalidates every cached message
+ * block (79.5% of the head read at the first trim, and no thinking for the rest of the loop). Kept,
+ * with `block_binding.prefix_mismatch_behavior = "drop_block"`, the API drops them itself and
+ * thinking goes on (docs/decisions/0009-stale-thinking-dropped-by-the-api.md).
  */
+import { expect, it } from 'vitest';
 import { longSessionSuite } from './long-session.js';
 
-// With the preset's breakpoints (tools, system, the opening before the first reply, the end of the
-// history) every trim after the first reads the whole unchanged head (12,053 of 12,032 tokens) and
-// the session 0.9975 of what the unchanged prefix allows. The first trim reads the tools and system
-// only (9,568 tokens, 79.5%): that trim drops the signed thinking of the replies after what it
-// elides (their signatures bind the old prefix), so the loop's last reply has none and the request
-// must go without thinking (the API's final-thinking-block rule); and a change of thinking
-// settings invalidates every cached message block, as Anthropic's caching page says and the
-// simulator plays it. The tools and system, cached apart from the messages, are what is left.
-// Thinking stays off for the rest of the loop, so later trims read the whole head.
-const FIRST_TRIM = 'the first trim turns thinking off (its last reply lost its signed block), which invalidates the cached message blocks: it reads tools and system only (79.5%)';
-
-longSessionSuite('claude-code', { known: { head: FIRST_TRIM } });
+longSessionSuite('claude-code', {
+  more: (run) => {
+    it('thinks through every trim: each request asks for thinking with drop_block and its beta; the simulator dropped stale blocks, refused nothing', () => {
+      const r = run();
+      const bodies = r.upstream.map((x) => x.body as { thinking?: { type?: string; block_binding?: unknown } });
+      const thinking = bodies.map((b, i) => `${i}:${b.thinking?.type ?? 'off'}`);
+      expect(bodies.every((b) => b.thinking !== undefined && b.thinking.type !== 'disabled'), thinking.join(' ')).toBe(true);
+      for (const b of bodies) expect(b.thinking?.block_binding).toStrictEqual({ prefix_mismatch_behavior: 'drop_block' });
+      for (const x of r.upstream) expect(String(x.headers['anthropic-beta'] ?? '')).toContain('thinking-binding-controls-2026-08-01');
+      // At each trim the blocks of the replies after the elision were stale: the upstream said it dropped them.
+      const dropped = r.upstream.map((x) => (x.response.includes('"thinking_dropped"') ? 1 : 0));
+      for (const at of r.figures.trims) expect(dropped[at], `trim at request ${at}`).toBe(1);
+    });
+  },
+});

@@ -24,6 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventOf, LogEvent } from '../../../src/core/events.js';
 import { parseMessagesRequest } from '../../../src/sim/anthropic/request.js';
 import { renderRequest } from '../../../src/sim/anthropic/render.js';
+import { checkSignatures } from '../../../src/sim/anthropic/signature.js';
 import { parseChatRequest } from '../../../src/sim/request.js';
 import { parseResponsesRequest } from '../../../src/sim/responses/request.js';
 import { renderResponsesPrompt } from '../../../src/sim/responses/render.js';
@@ -89,10 +90,11 @@ export const AGENTS: Record<AgentKind, AgentSpec> = {
     upstreamPath: '/anthropic/v1/messages',
     wire: 'anthropic',
     binary: join(process.cwd(), 'node_modules', '@anthropic-ai', 'claude-code', 'bin', 'claude.exe'),
-    // Anthropic preset at the simulator's /anthropic/v1 (provider `an`), its defaults otherwise.
+    // Anthropic preset at the simulator's /anthropic/v1 (provider `an`), its defaults otherwise; a
+    // model that binds signed thinking to its prefix, as the simulator plays every model.
     routeToml: `[models.cc-long]
 provider = "an"
-model = "claude-sim"
+model = "claude-sonnet-5-5"
 ${windowToml(16_000)}`,
     readCall: (file) => call('Read', { file_path: file }),
     async command({ prompt, home, base, steps }) {
@@ -302,8 +304,11 @@ export interface Rendered extends RenderedRequest {
 export function render(wire: Wire, req: TappedRequest): Rendered {
   const text = JSON.stringify(req.body);
   if (wire === 'anthropic') {
-    const parsed = parseMessagesRequest(text);
-    const segments = renderRequest(parsed);
+    const beta = req.headers['anthropic-beta'];
+    const betas = (Array.isArray(beta) ? beta.join(',') : beta ?? '').split(',').map((b) => b.trim());
+    const parsed = parseMessagesRequest(text, { betas });
+    // What the model reads: without the thinking blocks a "drop_block" request has the API drop.
+    const segments = parsed.thinking?.prefixMismatch === 'drop_block' ? checkSignatures(parsed, renderRequest(parsed)).segments : renderRequest(parsed);
     const lenOf = (keep: (where: string) => boolean): number => Buffer.byteLength(segments.filter((s) => keep(s.where)).map((s) => s.text).join(''), 'utf8');
     const isHead = (where: string): boolean => where.startsWith('tools.') || where.startsWith('system.');
     return {
@@ -583,6 +588,8 @@ export interface SuiteOptions {
   label?: string;
   /** The agent clears old tool results itself in this run: check that it did (else the run shows nothing of it). */
   clientClears?: boolean;
+  /** The agent's own checks, on the same run (called inside the describe; `run()` is set once beforeAll ends). */
+  more?: (run: () => LongRun) => void;
 }
 
 /** The whole suite for one agent: one long session in beforeAll, then one test per check. */
@@ -655,6 +662,8 @@ export function longSessionSuite(kind: AgentKind, opts: SuiteOptions = {}): void
       expect(f.ideal).toBeGreaterThan(0);
       expect(f.efficiency, `read ${f.read} of ${f.ideal}; short: ${f.short.length} (${f.short.slice(0, 8).join(', ')})`).toBeGreaterThanOrEqual(0.99);
     });
+
+    opts.more?.(() => r);
 
     if (opts.clientClears === true) {
       it('the agent cleared old tool results itself during the session', () => {
