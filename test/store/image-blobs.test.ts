@@ -61,27 +61,26 @@ describe('ImageStore on a shared blob store', () => {
     await expect(b.preload([named('0'.repeat(64))])).rejects.toThrow(/not in the store's blobs/);
   });
 
-  it('a resent image dropped from the bytes kept for encoding resolves again from its URL', async () => {
+  /** Two images into a store that keeps 4,500 bytes: the second pushes the first out. */
+  async function evicted() {
     const shared = blobs();
     const urls = [pngDataUrl(400, 300, 'x'.repeat(3000)), pngDataUrl(400, 300, 'y'.repeat(3000))];
     const small = new ImageStore('/nonexistent', { blobs: shared, cacheBytes: 4500 });
     const first = small.put(urls[0]!, undefined, 'p');
     small.put(urls[1]!, undefined, 'p');
     await small.written();
-    // The second pushed the first out of the 4,500 bytes kept.
     expect(() => small.resolve(first.sha256)).toThrow(/was not read from the store/);
-    expect(small.put(urls[0]!, undefined, 'p')).toEqual(first);
+    return { shared, small, first, url: urls[0]! };
+  }
+
+  it('a resent image dropped from the bytes kept for encoding resolves again from its URL', async () => {
+    const { shared, small, first, url } = await evicted();
+    expect(small.put(url, undefined, 'p')).toEqual(first);
     expect(small.resolve(first.sha256).base64).toBe(shared.rows.get(first.sha256)!.toString('base64'));
   });
 
   it('an image dropped from memory that only the log names is fetched again before its request is encoded', async () => {
-    const shared = blobs();
-    const urls = [pngDataUrl(400, 300, 'x'.repeat(3000)), pngDataUrl(400, 300, 'y'.repeat(3000))];
-    const small = new ImageStore('/nonexistent', { blobs: shared, cacheBytes: 4500 });
-    const first = small.put(urls[0]!, undefined, 'p');
-    small.put(urls[1]!, undefined, 'p');
-    await small.written();
-    expect(() => small.resolve(first.sha256)).toThrow(/was not read from the store/);
+    const { shared, small, first } = await evicted();
     // What the build stage hands it: the request's messages, the dropped image among them.
     const messages = [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'look' }, { ...first, detail: 'auto' as const }] }, { role: 'assistant' as const, content: 'a cat' }];
     const gets = shared.gets;
