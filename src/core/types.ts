@@ -174,4 +174,9 @@ export interface NeutralReply {
   usage?: Usage;
   /** Model id the upstream reported, if any. */
   model?: string;
+  /**
+   * Signed reasoning blocks of the request the upstream left out as invalid (Anthropic's
+   * `input_transformations` entries of type `thinking_dropped`; docs/decisions/0009). Absent: none said.
+   */
+  dropped_blocks?: number;
 }

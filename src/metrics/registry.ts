@@ -20,6 +20,8 @@ export interface Metrics {
   cost: Counter<'provider' | 'model' | 'kind'>;
   /** What cache reads saved against the input price (savings.ts); needs the route's prices. */
   costSaved: Counter<'provider' | 'model'>;
+  /** Signed reasoning blocks the upstream said it dropped as invalid (docs/decisions/0009). */
+  droppedBlocks: Counter<'provider' | 'model'>;
   /** Token-hours of explicit context caches held, counted when each entry ends. */
   cacheStorage: Counter<'provider' | 'model'>;
   /** Each priced route's prices and their source (prices.ts). */
@@ -61,6 +63,7 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       labelNames: [...pm, 'phase'], buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120], registers: [registry],
     }),
     cost: counter('proxy_cost_usd_total', 'Cost in USD at the configured prices (or as the provider reported it).', [...pm, 'kind']),
+    droppedBlocks: counter('proxy_reasoning_blocks_dropped_total', 'Signed thinking blocks the upstream dropped as invalid after a trim or summary edited their prefix (Anthropic drop_block).', pm),
     cacheStorage: counter('proxy_cache_storage_token_hours_total', 'Token-hours explicit context caches (Gemini cachedContents) were held, counted when each entry ends; their cost is proxy_cost_usd_total{kind="cache_storage"}.', pm),
     costSaved: counter('proxy_cost_saved_usd_total', 'USD saved by cache reads at the configured prices: cached tokens x (input - cache_read price).', pm),
     modelPrice: new Gauge({

@@ -15,6 +15,7 @@ export function recordReply(
   reply: NeutralReply,
   previousPrompt: number | undefined,
 ): void {
+  if (reply.dropped_blocks !== undefined) metrics.droppedBlocks.inc(labels, reply.dropped_blocks);
   const u = reply.usage;
   if (u === undefined) return;
   if (u.prompt_tokens !== undefined) metrics.promptTokens.inc(labels, u.prompt_tokens);

@@ -43,6 +43,19 @@ export interface ReplyParts {
   finishReason: FinishReason | null;
   usage: Usage | undefined;
   model: string | undefined;
+  /** Thinking blocks of the request the API dropped (`droppedBlocks`), if it said. */
+  dropped?: number;
+}
+
+/**
+ * How many of the request's thinking blocks the API says it dropped: `input_transformations`
+ * entries of type `thinking_dropped` (a `block_binding` request, docs/decisions/0009); undefined
+ * when the field is absent.
+ */
+export function droppedBlocks(transformations: unknown): number | undefined {
+  const list = asArray(transformations);
+  if (list === undefined) return undefined;
+  return list.filter((t) => asObject(t)?.type === 'thinking_dropped').length;
 }
 
 /**
@@ -87,6 +100,7 @@ export function replyFromContent(parts: ReplyParts, route: DialectRoute): Neutra
   if (calls.length > 0) reply.tool_calls = calls;
   if (parts.usage !== undefined) reply.usage = parts.usage;
   if (parts.model !== undefined) reply.model = parts.model;
+  if (parts.dropped !== undefined && parts.dropped > 0) reply.dropped_blocks = parts.dropped;
   return reply;
 }
 
@@ -101,7 +115,7 @@ export function decodeReply(status: number, body: unknown, route: DialectRoute):
     throw new ProxyError('upstream_bad_reply', { provider: route.provider, detail: 'the reply has no content array' });
   }
   return replyFromContent(
-    { content, finishReason: finishReasonFrom(top.stop_reason), usage: usageFromWire(top.usage), model: asNonEmptyString(top.model) },
+    { content, finishReason: finishReasonFrom(top.stop_reason), usage: usageFromWire(top.usage), model: asNonEmptyString(top.model), dropped: droppedBlocks(top.input_transformations) },
     route,
   );
 }

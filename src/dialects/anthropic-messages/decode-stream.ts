@@ -17,7 +17,7 @@ import type { StreamEvent } from '../stream-decoder.js';
 import type { StreamDecoder, StreamDelta, UpstreamError } from '../types.js';
 import { isContextOverflow, upstreamErrorFromJson } from '../upstream-error.js';
 import { asNonEmptyString, asNumber, asObject, asString, parseJson, type JsonObject } from '../wire-read.js';
-import { argumentsText, finishReasonFrom, replyFromContent, THINKING_SEPARATOR } from './decode-reply.js';
+import { argumentsText, droppedBlocks, finishReasonFrom, replyFromContent, THINKING_SEPARATOR } from './decode-reply.js';
 import { mergeUsage, usageFromWire } from './usage.js';
 
 /** One content block being assembled. */
@@ -43,6 +43,7 @@ class MessagesStreamDecoder implements StreamDecoder {
   private finishReason: FinishReason | null = null;
   private errored = false;
   private model: string | undefined;
+  private dropped: number | undefined;
 
   constructor(private readonly route: DialectRoute) {}
 
@@ -60,6 +61,7 @@ class MessagesStreamDecoder implements StreamDecoder {
       case 'message_start': {
         const message = asObject(data.message);
         this.model = asNonEmptyString(message?.model) ?? this.model;
+        this.dropped = droppedBlocks(message?.input_transformations) ?? this.dropped;
         this.readUsage(message?.usage, out);
         break;
       }
@@ -103,6 +105,7 @@ class MessagesStreamDecoder implements StreamDecoder {
         finishReason: this.finishReason ?? (this.errored ? 'error' : null),
         usage: this.hasUsage ? usageFromWire(this.usage) : undefined,
         model: this.model,
+        ...(this.dropped === undefined ? {} : { dropped: this.dropped }),
       },
       this.route,
     );

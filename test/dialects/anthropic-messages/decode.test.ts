@@ -84,4 +84,17 @@ describe('anthropic-messages decoding', () => {
       { prompt_tokens: 2058, cached_tokens: 2048, cache_write_tokens: 0, completion_tokens: 42 },
     ]);
   });
+
+  it('counts the thinking blocks the API says it dropped (input_transformations), streamed and not; none said is absent', () => {
+    const dropped = [{ type: 'thinking_dropped', path: 'messages.3.content.0', reason: 'prefix_binding_mismatch' }, { type: 'thinking_dropped', path: 'messages.5.content.0', reason: 'prefix_binding_mismatch' }, { type: 'other' }];
+    const body = (t: unknown) => ({ content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', ...(t === undefined ? {} : { input_transformations: t }) });
+    expect(decodeReply(200, body(dropped), route).dropped_blocks).toBe(2);
+    expect(decodeReply(200, body([]), route).dropped_blocks).toBeUndefined();
+    expect(decodeReply(200, body(undefined), route).dropped_blocks).toBeUndefined();
+    const frames = [
+      `event: message_start\ndata: ${JSON.stringify({ type: 'message_start', message: { model: 'm', usage: { input_tokens: 3 }, input_transformations: dropped } })}\n\n`,
+      'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":1}}\n\n',
+    ];
+    expect(decodeStream(anthropicMessages, route, frames.map((f) => new TextEncoder().encode(f))).reply.dropped_blocks).toBe(2);
+  });
 });

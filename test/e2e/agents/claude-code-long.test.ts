@@ -27,6 +27,9 @@ longSessionSuite('claude-code', {
       // At each trim the blocks of the replies after the elision were stale: the upstream said it dropped them.
       const dropped = r.upstream.map((x) => (x.response.includes('"thinking_dropped"') ? 1 : 0));
       for (const at of r.figures.trims) expect(dropped[at], `trim at request ${at}`).toBe(1);
+      // The proxy read that back: the trim's reply in the log says how many it dropped.
+      const droppedInLog = (at: number) => r.events.find((e) => e.type === 'llm.resp' && e.req === r.reqs[at]!.seq && e.reply.dropped_blocks !== undefined);
+      for (const at of r.figures.trims) expect(droppedInLog(at), `trim at request ${at}`).toBeDefined();
     });
   },
 });
