@@ -55,12 +55,19 @@ export class ImageStore {
   /** Writes under way, with their image, which `resolve` reads while the file is not there yet. */
   readonly #pending = new Map<string, { done: Promise<void>; image: Image }>();
   #tmp = 0;
+  /** An image has left memory to make room: a request may name one only the store holds now. */
+  #evicted = false;
 
   constructor(dataDir: string, opts: ImageStoreOptions = {}) {
     this.#dir = join(dataDir, 'blobs');
     this.#durable = opts.durable ?? true;
     this.#blobs = opts.blobs;
-    this.#images = new LRUCache<string, Image>({ maxSize: opts.cacheBytes ?? 64 * 2 ** 20, sizeCalculation: (image) => Math.max(1, image.base64.length) });
+    this.#images = new LRUCache<string, Image>({
+      maxSize: opts.cacheBytes ?? 64 * 2 ** 20, sizeCalculation: (image) => Math.max(1, image.base64.length),
+      dispose: (_image, _sha, reason) => {
+        if (reason === 'evict') this.#evicted = true;
+      },
+    });
   }
 
   /** Store a data-URL image and describe it for the log. */
@@ -133,9 +140,10 @@ export class ImageStore {
    * no longer holds: one dropped from the bytes kept for encoding that only the log names (a
    * Responses follow-up by `previous_response_id`, a side request). Files are read by `resolve`.
    */
-  async ensure(messages: readonly NeutralMessage[]): Promise<void> {
-    if (this.#blobs === undefined) return;
-    await this.#fetch(this.#blobs, messageImageDigests(messages));
+  ensure(messages: readonly NeutralMessage[]): Promise<void> | undefined {
+    // Nothing to look for until memory has let an image go: the common request pays nothing.
+    if (this.#blobs === undefined || !this.#evicted) return undefined;
+    return this.#fetch(this.#blobs, messageImageDigests(messages));
   }
 
   async #fetch(blobs: BlobStore, digests: ReadonlySet<string>): Promise<void> {

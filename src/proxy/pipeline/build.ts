@@ -25,7 +25,8 @@ export async function build(call: Call) {
   const hints = hintsFor(a.route, turn.session.lineage);
   const cause = breakCause(turn, built.request);
   // The dialect reads images synchronously: any the request names that memory dropped come back first.
-  await deps.images.ensure(built.request.messages);
+  const fetching = deps.images.ensure(built.request.messages);
+  if (fetching !== undefined) await fetching;
   const cached = await explicitCache(call, built.request);
   if (cached !== undefined) hints.geminiCache = { name: cached.name, messages: cached.messages };
   // Encoded before llm.req is written: the record names the breakpoints the dialect placed. The
