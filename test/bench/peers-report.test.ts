@@ -41,9 +41,24 @@ describe('peers report, the durable floor', () => {
     expect(aboveFloor(report('agent', { ...runs, floor: ['failed'] }))).toBeUndefined();
   });
 
-  it('judges (a) against the pipe, not the floor', () => {
-    const runs: Runs = { pipe: [run(0.5, 2000)], floor: [run(1.2, 1000)], 'prefix-proxy': [run(1.5, 800)] };
-    expect(checkTargets(report('agent', runs))).toBe('prefix-proxy\'s CPU per request at most 3x the bare pipe\'s: 3.00x, met; its throughput at least 40% of the pipe\'s: 40%, met.');
+  it('judges (a) against the floor (at most 2x; the agent head under 1.5x), not the pipe', () => {
+    const runs: Runs = { pipe: [run(0.5, 2000)], floor: [run(0.75, 1000)], 'prefix-proxy': [run(1.5, 800)] };
+    expect(checkTargets(report('agent', runs))).toBe('prefix-proxy\'s CPU per request at most 2x the durable floor\'s: 2.00x, met.');
+    expect(checkTargets(report('agent-stream', { ...runs, 'prefix-proxy': [run(1.51, 800)] }))).toContain('2.01x, NOT MET');
+    expect(checkTargets(report('agent-head', runs))).toBe('prefix-proxy\'s CPU per request under 1.5x the durable floor\'s: 2.00x, NOT MET.');
+    expect(checkTargets(report('agent', { pipe: runs.pipe!, 'prefix-proxy': runs['prefix-proxy']! }))).toContain('cannot be judged');
+  });
+
+  it('judges (b) against Portkey in the same run and 2.5x the floor', () => {
+    const runs: Runs = { pipe: [run(0.2, 5000)], floor: [run(0.4, 2500)], portkey: [run(1.1, 1000)], 'prefix-proxy': [run(1.0, 1000)] };
+    expect(checkTargets(report('new-conversation', runs))).toBe(
+      'prefix-proxy\'s throughput at least Portkey\'s: 1000 against 1000 req/s, met; its CPU per request at most Portkey\'s: 1.000 against 1.100 ms, met; at most 2.5x the durable floor\'s: 2.50x, met.',
+    );
+    const worse = checkTargets(report('new-conversation', { ...runs, 'prefix-proxy': [run(1.2, 990)] }))!;
+    expect(worse).toContain('990 against 1000 req/s, NOT MET');
+    expect(worse).toContain('1.200 against 1.100 ms, NOT MET');
+    expect(worse).toContain('3.00x, NOT MET');
+    expect(checkTargets(report('new-conversation', { ...runs, portkey: ['failed'] }))).toContain('cannot be judged');
   });
 });
 
