@@ -9,33 +9,16 @@
  * and no rewrite, the key's spend over its budget is at most eight requests' cost (one in flight
  * per agent), and `proxy replay --all` verifies every digest.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSim, type Sim } from '../../src/sim/server.js';
+import { describe, expect, it } from 'vitest';
 import { PgStore } from '../../src/store/pg/store.js';
-import { startPgServer, type PgServer } from '../store/pg-server.js';
+import { usePgWorld } from './pg-world.js';
 import { startBalancer } from './balancer.js';
 import { runCli } from './harness.js';
 import { freePort, replicaConfig, startReplica, type Replica } from './replica-procs.js';
 import { streamingAgent } from './streaming-agent.js';
 
-let server: PgServer;
-let sim: Sim;
-let dir: string;
-
-beforeAll(async () => {
-  server = await startPgServer();
-  sim = await createSim({ host: '127.0.0.1', port: 0 });
-  dir = await mkdtemp(join(tmpdir(), 'pp-chaos-'));
-}, 120_000);
-afterAll(async () => {
-  await sim?.close();
-  server?.stop();
-  await rm(dir, { recursive: true, force: true });
-});
+const pgw = usePgWorld('pp-chaos-');
 
 const AGENTS = 8;
 const CHAOS_MS = 55_000;
@@ -55,7 +38,7 @@ async function spentBy(env: string, client: string): Promise<number> {
 describe('chaos', () => {
   it('replicas killed every few seconds and the database restarted once under eight streaming agents lose no answer', async () => {
     const env = 'PP_TEST_CHAOS_DB';
-    const url = await server.createDatabase('chaos');
+    const url = await pgw.server.createDatabase('chaos');
     process.env[env] = url;
     const extra = `
 [models.oa.price]
@@ -66,7 +49,7 @@ output = ${PRICE.output}
     const configs: string[] = [];
     for (const name of ['ca', 'cb', 'cc']) {
       const port = await freePort();
-      configs.push(await replicaConfig(dir, name, port, env, sim.urlFor('openai'), extra));
+      configs.push(await replicaConfig(pgw.dir, name, port, env, pgw.sim.urlFor('openai'), extra));
       replicas.push({ name, origin: `http://127.0.0.1:${port}`, child: undefined, stderr: '', exited: Promise.resolve(0) });
     }
     const up = new Set<Replica>();
@@ -97,9 +80,9 @@ output = ${PRICE.output}
         if (step === 5) {
           // The database goes away (connections cut) for two seconds, once.
           const down = Date.now();
-          server.pause();
+          pgw.server.pause();
           await sleep(2000);
-          server.resume();
+          pgw.server.resume();
           dbDownMs = Date.now() - down;
           continue;
         }
@@ -153,7 +136,7 @@ output = ${PRICE.output}
 
     // The budget ran out, and was overspent by at most one request in flight per agent.
     const spent = await spentBy(env, 'chaos');
-    const maxCost = Math.max(...sim.requests.map((r) => (r.promptTokens * PRICE.input + r.completionTokens * PRICE.output) / 1e6));
+    const maxCost = Math.max(...pgw.sim.requests.map((r) => (r.promptTokens * PRICE.input + r.completionTokens * PRICE.output) / 1e6));
     expect(results.some((r) => r.ended !== undefined)).toBe(true);
     expect(spent).toBeGreaterThanOrEqual(budget);
     expect(spent).toBeLessThanOrEqual(budget + AGENTS * maxCost);

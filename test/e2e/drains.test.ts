@@ -5,45 +5,28 @@
  * request hears `store_unavailable` (503) in its own wire within the connect timeout and
  * /readyz says 503; started again, the same conversation goes on by itself, one session, replayed.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { startProxy } from '../../src/proxy/server.js';
-import { createSim, type Sim } from '../../src/sim/server.js';
 import { PgStore } from '../../src/store/pg/store.js';
-import { startPgServer, type PgServer } from '../store/pg-server.js';
+import { usePgWorld } from './pg-world.js';
 import { startBalancer } from './balancer.js';
 import { runCli } from './harness.js';
 import { freePort, replicaConfig, startReplica, type Replica } from './replica-procs.js';
 import { streamingAgent } from './streaming-agent.js';
 
-let server: PgServer;
-let sim: Sim;
-let dir: string;
-
-beforeAll(async () => {
-  server = await startPgServer();
-  sim = await createSim({ host: '127.0.0.1', port: 0 });
-  dir = await mkdtemp(join(tmpdir(), 'pp-drains-'));
-}, 120_000);
-afterAll(async () => {
-  await sim?.close();
-  server?.stop();
-  await rm(dir, { recursive: true, force: true });
-});
+const pgw = usePgWorld('pp-drains-');
 
 describe('drains', () => {
   it('a rolling restart of two replicas under four streaming agents cuts no stream', async () => {
     const env = 'PP_TEST_DRAIN_DB';
-    process.env[env] = await server.createDatabase('drain');
+    process.env[env] = await pgw.server.createDatabase('drain');
     const replicas: Replica[] = [];
     const configs: string[] = [];
     for (const name of ['da', 'db']) {
       const port = await freePort();
-      configs.push(await replicaConfig(dir, name, port, env, sim.urlFor('openai')));
+      configs.push(await replicaConfig(pgw.dir, name, port, env, pgw.sim.urlFor('openai')));
       replicas.push({ name, origin: `http://127.0.0.1:${port}`, child: undefined, stderr: '', exited: Promise.resolve(0) });
     }
     const up = new Set<Replica>();
@@ -107,9 +90,9 @@ describe('drains', () => {
 describe('outages', () => {
   it('with PostgreSQL stopped a request hears store_unavailable in its wire within the bound; started again, service resumes', async () => {
     const env = 'PP_TEST_OUTAGE_DB';
-    process.env[env] = await server.createDatabase('outage');
-    const path = await replicaConfig(dir, 'out', 0, env, sim.urlFor('openai'));
-    const proxy = await startProxy(loadConfig({ path, env: process.env, cwd: dir }));
+    process.env[env] = await pgw.server.createDatabase('outage');
+    const path = await replicaConfig(pgw.dir, 'out', 0, env, pgw.sim.urlFor('openai'));
+    const proxy = await startProxy(loadConfig({ path, env: process.env, cwd: pgw.dir }));
     const client = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: 'test', maxRetries: 0 });
     const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [
       { role: 'system', content: 'You are the outage agent.' },
@@ -119,7 +102,7 @@ describe('outages', () => {
       const first = await client.chat.completions.create({ model: 'oa', messages });
       messages.push({ role: 'assistant', content: first.choices[0]!.message.content }, { role: 'user', content: 'Second. [[say second answer]]' });
 
-      server.pause();
+      pgw.server.pause();
       const bound = 2000 + 1500; // connect_timeout_seconds, and some slack for a loaded machine
       const asks = [
         { path: '/v1/chat/completions', body: { model: 'oa', messages } },
@@ -142,7 +125,7 @@ describe('outages', () => {
       const ready = await fetch(`${proxy.url}/readyz`);
       expect(ready.status).toBe(503);
 
-      server.resume();
+      pgw.server.resume();
       // Back by itself: no restart of the proxy, the conversation goes on where it was.
       let second: OpenAI.Chat.Completions.ChatCompletion | undefined;
       for (let i = 0; i < 50 && second === undefined; i++) {

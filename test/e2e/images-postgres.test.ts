@@ -8,33 +8,25 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { startProxy, type RunningProxy } from '../../src/proxy/server.js';
-import { createSim, type Sim } from '../../src/sim/server.js';
-import { startPgServer, type PgServer } from '../store/pg-server.js';
+import { usePgWorld } from './pg-world.js';
 import { runCli } from './harness.js';
 import { replicaConfig } from './replica-procs.js';
 
-let server: PgServer;
-let sim: Sim;
-let dir: string;
+const pgw = usePgWorld('pp-images-pg-');
 /** The bodies the proxies sent upstream, in order (a pass-through in front of the simulator). */
 const upstream: string[] = [];
 let tap: ReturnType<typeof createServer>;
 let tapUrl: string;
 
 beforeAll(async () => {
-  server = await startPgServer();
-  sim = await createSim({ host: '127.0.0.1', port: 0 });
-  dir = await mkdtemp(join(tmpdir(), 'pp-images-pg-'));
-  const target = sim.urlFor('openai').replace(/\/$/, '');
+  const target = pgw.sim.urlFor('openai').replace(/\/$/, '');
   tap = createServer((req: IncomingMessage, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -54,9 +46,6 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await new Promise((r) => tap?.close(r));
-  await sim?.close();
-  server?.stop();
-  await rm(dir, { recursive: true, force: true });
 });
 
 /** A PNG header (enough for the size; the pixels are not inspected). */
@@ -81,7 +70,7 @@ async function post(proxy: RunningProxy, path: string, body: unknown): Promise<R
 describe('images in the PostgreSQL store', () => {
   it('are written once in the database, and a replica reads an image another replica stored', async () => {
     const env = 'PP_TEST_IMAGES_DB';
-    process.env[env] = await server.createDatabase('images');
+    process.env[env] = await pgw.server.createDatabase('images');
     const proxies: RunningProxy[] = [];
     const bytes = png(1024, 768, `pixels ${Date.now()}`);
     const sha256 = createHash('sha256').update(bytes).digest('hex');
@@ -89,8 +78,8 @@ describe('images in the PostgreSQL store', () => {
     const db = new pg.Client({ connectionString: process.env[env] });
     try {
       for (const name of ['ia', 'ib']) {
-        const path = await replicaConfig(dir, name, 0, env, `${tapUrl}/v1`);
-        proxies.push(await startProxy(loadConfig({ path, env: process.env, cwd: dir })));
+        const path = await replicaConfig(pgw.dir, name, 0, env, `${tapUrl}/v1`);
+        proxies.push(await startProxy(loadConfig({ path, env: process.env, cwd: pgw.dir })));
       }
       const [a, b] = proxies as [RunningProxy, RunningProxy];
       const first = await post(a, '/v1/responses', {
@@ -102,7 +91,7 @@ describe('images in the PostgreSQL store', () => {
       const rows = (await db.query<{ sha256: string; bytes: Buffer }>('SELECT sha256, bytes FROM blobs')).rows;
       expect(rows.map((r) => r.sha256)).toEqual([sha256]);
       expect(rows[0]!.bytes.equals(bytes)).toBe(true);
-      expect(existsSync(join(dir, 'ia', 'blobs'))).toBe(false);
+      expect(existsSync(join(pgw.dir, 'ia', 'blobs'))).toBe(false);
 
       // The other replica, its data dir empty, answers a follow-up that names only the previous response.
       const before = upstream.length;
@@ -111,7 +100,7 @@ describe('images in the PostgreSQL store', () => {
       const sent = JSON.parse(upstream.at(-1)!) as { messages: { role: string; content: unknown }[] };
       expect(JSON.stringify(sent.messages)).toContain(url);
       expect(JSON.stringify(sent.messages)).toContain('And its title?');
-      expect(existsSync(join(dir, 'ib', 'blobs'))).toBe(false);
+      expect(existsSync(join(pgw.dir, 'ib', 'blobs'))).toBe(false);
 
       // Sent again to either replica, in a new conversation: still one row.
       await post(b, '/v1/chat/completions', { model: 'oa', messages: [{ role: 'user', content: [{ type: 'text', text: 'Again. [[say again]]' }, { type: 'image_url', image_url: { url } }] }] });
@@ -125,13 +114,13 @@ describe('images in the PostgreSQL store', () => {
     expect(JSON.parse(replay.stdout)).toMatchObject({ failed: 0 });
 
     // `proxy migrate` takes the images with the logs: to files (blobs/<sha256>), and back to another database.
-    const files = join(dir, 'migrated');
+    const files = join(pgw.dir, 'migrated');
     const out = await runCli(['migrate', '--from', 'postgres', '--to', 'files', '--data-dir', files, '--url-env', env, '--json']);
     expect(out.code, out.stderr).toBe(0);
     expect(JSON.parse(out.stdout)).toMatchObject({ moved: 3, images: 1, failed: [] });
     expect(readFileSync(join(files, 'blobs', sha256)).equals(bytes)).toBe(true);
     const back = 'PP_TEST_IMAGES_BACK_DB';
-    process.env[back] = await server.createDatabase('images_back');
+    process.env[back] = await pgw.server.createDatabase('images_back');
     const home = await runCli(['migrate', '--from', 'files', '--to', 'postgres', '--data-dir', files, '--url-env', back, '--json']);
     expect(home.code, home.stderr).toBe(0);
     expect(JSON.parse(home.stdout)).toMatchObject({ moved: 3, images: 1, failed: [] });
@@ -147,7 +136,7 @@ describe('images in the PostgreSQL store', () => {
     // An image missing from the source fails the migration, and says which.
     rmSync(join(files, 'blobs', sha256));
     const lost = 'PP_TEST_IMAGES_LOST_DB';
-    process.env[lost] = await server.createDatabase('images_lost');
+    process.env[lost] = await pgw.server.createDatabase('images_lost');
     const broken = await runCli(['migrate', '--from', 'files', '--to', 'postgres', '--data-dir', files, '--url-env', lost, '--json']);
     expect(broken.code).toBe(1);
     expect(broken.stderr).toContain(`image ${sha256} is missing from the source store`);

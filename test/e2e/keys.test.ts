@@ -4,32 +4,15 @@
  * `set-budget` and a `revoke`; the config's key works beside it; the key's name is in the log's
  * llm.req, the request log and the spend metric; `proxy keys list` shows what it spent.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { startProxy, type RunningProxy } from '../../src/proxy/server.js';
-import { createSim, type Sim } from '../../src/sim/server.js';
 import { PgStore } from '../../src/store/pg/store.js';
-import { startPgServer, type PgServer } from '../store/pg-server.js';
+import { usePgWorld } from './pg-world.js';
 import { runCli } from './harness.js';
 import { replicaConfig } from './replica-procs.js';
 
-let server: PgServer;
-let sim: Sim;
-let dir: string;
-
-beforeAll(async () => {
-  server = await startPgServer();
-  sim = await createSim({ host: '127.0.0.1', port: 0 });
-  dir = await mkdtemp(join(tmpdir(), 'pp-keys-'));
-}, 120_000);
-afterAll(async () => {
-  await sim?.close();
-  server?.stop();
-  await rm(dir, { recursive: true, force: true });
-});
+const pgw = usePgWorld('pp-keys-');
 
 async function ask(proxy: RunningProxy, key: string): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(`${proxy.url}/v1/chat/completions`, {
@@ -52,7 +35,7 @@ async function within(ms: number, check: () => Promise<boolean>): Promise<number
 describe('keys without restarts', () => {
   it('add, set-budget and revoke reach both running replicas within seconds; config keys still work', async () => {
     const env = 'PP_TEST_KEYS_DB';
-    process.env[env] = await server.createDatabase('keys');
+    process.env[env] = await pgw.server.createDatabase('keys');
     process.env.PP_TEST_OPS_KEY = 'ops-key-from-config';
     const extra = `
 [models.oa.price]
@@ -65,8 +48,8 @@ keys = [{ name = "ops", key_env = "PP_TEST_OPS_KEY" }]
     const proxies: RunningProxy[] = [];
     try {
       for (const name of ['ka', 'kb']) {
-        const path = await replicaConfig(dir, name, 0, env, sim.urlFor('openai'), extra);
-        const config = loadConfig({ path, env: process.env, cwd: dir });
+        const path = await replicaConfig(pgw.dir, name, 0, env, pgw.sim.urlFor('openai'), extra);
+        const config = loadConfig({ path, env: process.env, cwd: pgw.dir });
         proxies.push(await startProxy({ ...config, store: { ...config.store, keyRefreshMs: 200 } }));
       }
       const [a, b] = proxies as [RunningProxy, RunningProxy];
@@ -120,7 +103,7 @@ keys = [{ name = "ops", key_env = "PP_TEST_OPS_KEY" }]
       for (const p of proxies) await p.close();
     }
     // The file store has no keys to manage: said plainly.
-    const files = await runCli(['keys', 'list', '--store', 'files', '--data-dir', dir]);
+    const files = await runCli(['keys', 'list', '--store', 'files', '--data-dir', pgw.dir]);
     expect(files.code).toBe(2);
     expect(files.stderr).toContain('[auth] keys');
   }, 120_000);

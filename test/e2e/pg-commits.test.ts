@@ -8,8 +8,7 @@
  * none of these opens one.
  */
 import { createHash } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import pg from 'pg';
@@ -17,27 +16,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAgent } from '../../bench/agent.js';
 import { loadConfig } from '../../src/config/load.js';
 import { startProxy, type RunningProxy } from '../../src/proxy/server.js';
-import { createSim, type Sim } from '../../src/sim/server.js';
-import { startPgServer, type PgServer } from '../store/pg-server.js';
+import { usePgWorld } from './pg-world.js';
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 const REQUESTS = 8;
 
-let server: PgServer;
-let sim: Sim;
-let dir: string;
+const pgw = usePgWorld('pp-pg-commits-');
 let proxy: RunningProxy;
 let url: string;
 
 beforeAll(async () => {
-  server = await startPgServer();
-  sim = await createSim({ host: '127.0.0.1', port: 0 });
-  dir = await mkdtemp(join(tmpdir(), 'pp-pg-commits-'));
-  process.env.PP_TEST_COMMITS_DB = url = await server.createDatabase('commits');
-  const path = join(dir, 'proxy.toml');
+  process.env.PP_TEST_COMMITS_DB = url = await pgw.server.createDatabase('commits');
+  const path = join(pgw.dir, 'proxy.toml');
   await writeFile(path, `
 listen = "127.0.0.1:0"
-data_dir = ${JSON.stringify(join(dir, 'data'))}
+data_dir = ${JSON.stringify(join(pgw.dir, 'data'))}
 [log]
 level = "silent"
 [store]
@@ -47,7 +40,7 @@ url_env = "PP_TEST_COMMITS_DB"
 key_refresh_seconds = 3600
 [providers.oa]
 preset = "generic"
-base_url = "${sim.urlFor('openai')}"
+base_url = "${pgw.sim.urlFor('openai')}"
 [models.oa]
 provider = "oa"
 model = "sim-model"
@@ -58,13 +51,10 @@ keys = [
   { name = "limited", sha256 = "${sha('key-limited')}", budget_usd = 1000, budget_period = "day", requests_per_minute = 6000 },
 ]
 `);
-  proxy = await startProxy(loadConfig({ path, env: process.env, cwd: dir }));
+  proxy = await startProxy(loadConfig({ path, env: process.env, cwd: pgw.dir }));
 }, 120_000);
 afterAll(async () => {
   await proxy?.close();
-  await sim?.close();
-  server?.stop();
-  await rm(dir, { recursive: true, force: true });
 });
 
 /** The text of every statement sent by any pg client in this process while `fn` runs, by request. */

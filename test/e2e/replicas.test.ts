@@ -8,35 +8,20 @@
  * client's retry and carries the same session on.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { idealCached, runAgent } from '../../bench/agent.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { LogEvent } from '../../src/core/events.js';
 import { startProxy, type RunningProxy } from '../../src/proxy/server.js';
-import { createSim, type Sim } from '../../src/sim/server.js';
 import { PgStore } from '../../src/store/pg/store.js';
-import { startPgServer, type PgServer } from '../store/pg-server.js';
+import { usePgWorld } from './pg-world.js';
 import { runCli } from './harness.js';
 
-let server: PgServer;
-let sim: Sim;
-let dir: string;
-
-beforeAll(async () => {
-  server = await startPgServer();
-  sim = await createSim({ host: '127.0.0.1', port: 0 });
-  dir = await mkdtemp(join(tmpdir(), 'pp-replicas-'));
-}, 120_000);
-afterAll(async () => {
-  await sim?.close();
-  server?.stop();
-  await rm(dir, { recursive: true, force: true });
-});
+const pgw = usePgWorld('pp-replicas-');
 
 function toml(dataDir: string, urlEnv: string, listen = '127.0.0.1:0'): string {
   return `
@@ -50,7 +35,7 @@ lock_wait_seconds = 20
 
 [providers.oa]
 preset = "generic"
-base_url = "${sim.urlFor('openai')}"
+base_url = "${pgw.sim.urlFor('openai')}"
 
 [models.oa]
 provider = "oa"
@@ -88,14 +73,14 @@ async function freePort(): Promise<number> {
 describe('two replicas on one PostgreSQL', () => {
   it('an alternating agent conversation stays one session, caches as on one proxy, replays, and migrates both ways', async () => {
     const env = 'PP_TEST_REPLICAS_DB';
-    process.env[env] = await server.createDatabase('replicas');
+    process.env[env] = await pgw.server.createDatabase('replicas');
     const proxies: RunningProxy[] = [];
     const check = await PgStore.connect(process.env[env]!);
     try {
       for (const name of ['a', 'b']) {
-        const path = join(dir, `${name}.toml`);
-        await writeFile(path, toml(join(dir, name), env));
-        proxies.push(await startProxy(loadConfig({ path, env: process.env, cwd: dir })));
+        const path = join(pgw.dir, `${name}.toml`);
+        await writeFile(path, toml(join(pgw.dir, name), env));
+        proxies.push(await startProxy(loadConfig({ path, env: process.env, cwd: pgw.dir })));
       }
       const counts = [0, 0];
       const client = new OpenAI({ baseURL: 'http://replicas.invalid/v1', apiKey: 'test', maxRetries: 0, fetch: alternating(proxies.map((p) => p.url), counts) });
@@ -135,7 +120,7 @@ describe('two replicas on one PostgreSQL', () => {
     expect(unset.stderr).toContain('$PP_TEST_UNSET_VARIABLE, which is not set');
 
     // To files: the same lines, every digest replayed from the files.
-    const files = join(dir, 'moved');
+    const files = join(pgw.dir, 'moved');
     const out = await runCli(['migrate', '--from', 'postgres', '--to', 'files', '--data-dir', files, '--url-env', env, '--json']);
     expect(out.code, out.stderr).toBe(0);
     expect(JSON.parse(out.stdout)).toMatchObject({ sessions: 1, moved: 1, requests: 14, failed: [] });
@@ -148,7 +133,7 @@ describe('two replicas on one PostgreSQL', () => {
 
     // And back into an empty database.
     const back = 'PP_TEST_REPLICAS_BACK';
-    process.env[back] = await server.createDatabase('back');
+    process.env[back] = await pgw.server.createDatabase('back');
     const home = await runCli(['migrate', '--from', 'files', '--to', 'postgres', '--data-dir', files, '--url-env', back, '--json']);
     expect(JSON.parse(home.stdout)).toMatchObject({ moved: 1, requests: 14, failed: [] });
     const backStore = await PgStore.connect(process.env[back]!);
@@ -160,7 +145,7 @@ describe('two replicas on one PostgreSQL', () => {
 
   it('kill -9 of one replica mid-stream: the other answers the retry and the session goes on, nothing answered is lost', async () => {
     const env = 'PP_TEST_KILL_DB';
-    process.env[env] = await server.createDatabase('kill');
+    process.env[env] = await pgw.server.createDatabase('kill');
     const children: ChildProcess[] = [];
     const origins: string[] = [];
     const main = join(process.cwd(), 'dist', 'cli', 'main.js');
@@ -168,8 +153,8 @@ describe('two replicas on one PostgreSQL', () => {
     try {
       for (const name of ['ka', 'kb']) {
         const port = await freePort();
-        const path = join(dir, `${name}.toml`);
-        await writeFile(path, toml(join(dir, name), env, `127.0.0.1:${port}`));
+        const path = join(pgw.dir, `${name}.toml`);
+        await writeFile(path, toml(join(pgw.dir, name), env, `127.0.0.1:${port}`));
         const child = spawn(process.execPath, [main, 'serve', '--config', path], { stdio: ['ignore', 'ignore', 'pipe'], env: process.env });
         children.push(child);
         origins.push(`http://127.0.0.1:${port}`);

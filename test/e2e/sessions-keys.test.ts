@@ -4,32 +4,15 @@
  * requests, tokens and cost, in the JSON and the table; a key made by `proxy keys add` and a key
  * of the config alike, on PostgreSQL; a request without a key counts in no key.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { startProxy, type RunningProxy } from '../../src/proxy/server.js';
-import { createSim, type Sim } from '../../src/sim/server.js';
 import type { SessionSummary } from '../../src/stats/session-totals.js';
-import { startPgServer, type PgServer } from '../store/pg-server.js';
+import { usePgWorld } from './pg-world.js';
 import { runCli } from './harness.js';
 import { replicaConfig } from './replica-procs.js';
 
-let server: PgServer;
-let sim: Sim;
-let dir: string;
-
-beforeAll(async () => {
-  server = await startPgServer();
-  sim = await createSim({ host: '127.0.0.1', port: 0 });
-  dir = await mkdtemp(join(tmpdir(), 'pp-sessions-keys-'));
-}, 120_000);
-afterAll(async () => {
-  await sim?.close();
-  server?.stop();
-  await rm(dir, { recursive: true, force: true });
-});
+const pgw = usePgWorld('pp-sessions-keys-');
 
 async function converse(proxy: RunningProxy, key: string | undefined, name: string, turns: number): Promise<void> {
   const messages: { role: string; content: string }[] = [{ role: 'system', content: `You are ${name}'s agent.` }];
@@ -48,12 +31,12 @@ async function converse(proxy: RunningProxy, key: string | undefined, name: stri
 describe('proxy sessions: usage per client key', () => {
   it('names each session\'s keys with their requests and cost, for stored and config keys', async () => {
     const env = 'PP_TEST_SESSIONS_KEYS_DB';
-    process.env[env] = await server.createDatabase('sessions_keys');
+    process.env[env] = await pgw.server.createDatabase('sessions_keys');
     process.env.PP_TEST_SK_OPS_KEY = 'ops-key-for-sessions';
     const made = await runCli(['keys', 'add', 'alice', '--store', 'postgres', '--url-env', env]);
     expect(made.code, made.stderr).toBe(0);
     const alice = made.stdout.split('\n')[0]!;
-    const path = await replicaConfig(dir, 'sk', 0, env, sim.urlFor('openai'), `
+    const path = await replicaConfig(pgw.dir, 'sk', 0, env, pgw.sim.urlFor('openai'), `
 [models.oa.price]
 input = 1000
 output = 1000
@@ -61,7 +44,7 @@ output = 1000
 [auth]
 keys = [{ name = "ops", key_env = "PP_TEST_SK_OPS_KEY" }]
 `);
-    const proxy = await startProxy(loadConfig({ path, env: process.env, cwd: dir }));
+    const proxy = await startProxy(loadConfig({ path, env: process.env, cwd: pgw.dir }));
     try {
       await converse(proxy, alice, 'alice', 3);
       await converse(proxy, 'ops-key-for-sessions', 'ops', 2);

@@ -6,48 +6,33 @@
  * prompt through the other replica reads the conversation's prefix in a side session and leaves
  * the conversation's log alone; `proxy replay --all --store postgres` verifies every digest.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import type { EventOf, LogEvent } from '../../src/core/events.js';
 import { startProxy, type RunningProxy } from '../../src/proxy/server.js';
-import { createSim, type Sim } from '../../src/sim/server.js';
 import { PgStore } from '../../src/store/pg/store.js';
 import { buildAt } from '../../src/window/index.js';
-import { startPgServer, type PgServer } from '../store/pg-server.js';
+import { usePgWorld } from './pg-world.js';
 import { runCli } from './harness.js';
 import { replicaConfig } from './replica-procs.js';
 
-let server: PgServer;
-let sim: Sim;
-let dir: string;
-
-beforeAll(async () => {
-  server = await startPgServer();
-  sim = await createSim({ host: '127.0.0.1', port: 0 });
-  dir = await mkdtemp(join(tmpdir(), 'pp-summary-pg-'));
-}, 120_000);
-afterAll(async () => {
-  await sim?.close();
-  server?.stop();
-  await rm(dir, { recursive: true, force: true });
-});
+const pgw = usePgWorld('pp-summary-pg-');
 
 type Msg = { role: 'system' | 'user' | 'assistant'; content: string };
 const COMPACTION = 'Provide a detailed prompt for continuing our conversation above.\nFocus on information that would be helpful for continuing the conversation, including what we did, what we\'re doing, which files we\'re working on, and what we\'re going to do next.';
 const SUMMARY = 'The agent read the loader, the parser and their tests, and found the bug in the parser.';
 
 async function send(proxy: RunningProxy, messages: Msg[], headers: Record<string, string>) {
-  const before = sim.requests.length;
+  const before = pgw.sim.requests.length;
   const res = await fetch(`${proxy.url}/v1/chat/completions`, {
     method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ model: 'oa', messages }),
   });
   const body = await res.json() as { choices?: { message: { content: string } }[] };
   expect(res.status, JSON.stringify(body)).toBe(200);
-  expect(sim.requests.length).toBe(before + 1);
-  return { reply: body.choices![0]!.message.content, up: sim.requests.at(-1)! };
+  expect(pgw.sim.requests.length).toBe(before + 1);
+  return { reply: body.choices![0]!.message.content, up: pgw.sim.requests.at(-1)! };
 }
 
 function replays(events: readonly LogEvent[]): number {
@@ -64,12 +49,12 @@ function sentContents(events: readonly LogEvent[]): string[] {
 describe('proxy summary and side requests on PostgreSQL', () => {
   it('a summary added and revoked by the CLI reaches both running replicas; a compaction prompt reads the prefix; replay passes', async () => {
     const env = 'PP_TEST_SUMMARY_DB';
-    process.env[env] = await server.createDatabase('summary');
+    process.env[env] = await pgw.server.createDatabase('summary');
     const proxies: RunningProxy[] = [];
     try {
       for (const name of ['sa', 'sb']) {
-        const path = await replicaConfig(dir, name, 0, env, sim.urlFor('openai'));
-        proxies.push(await startProxy(loadConfig({ path, env: process.env, cwd: dir })));
+        const path = await replicaConfig(pgw.dir, name, 0, env, pgw.sim.urlFor('openai'));
+        proxies.push(await startProxy(loadConfig({ path, env: process.env, cwd: pgw.dir })));
       }
       const [a, b] = proxies as [RunningProxy, RunningProxy];
       const named = { 'x-session-id': 'conv-summary-pg' };
@@ -90,7 +75,7 @@ describe('proxy summary and side requests on PostgreSQL', () => {
         const entries = events.filter((e) => (e.type === 'client.msg' && e.head !== true && e.msg.role !== 'system') || (e.type === 'llm.resp' && e.aborted !== true));
         // Steps 1 and 2 (their questions and answers) become one summary.
         const [from, to] = [entries[0]!.seq, entries[3]!.seq];
-        const text = join(dir, 'summary.txt');
+        const text = join(pgw.dir, 'summary.txt');
         await writeFile(text, SUMMARY + '\n');
         const added = await runCli(['summary', 'add', id, '--from', String(from), '--to', String(to), '--file', text, '--store', 'postgres', '--url-env', env]);
         expect(added.stderr).toBe('');
