@@ -14,6 +14,12 @@ export function jsonHeaders(route: DialectRoute, hints: WireHints, defaults: Rec
   return headers;
 }
 
+/** Comma-separated header lists (`anthropic-beta`) joined, each entry once, in order of first appearance. */
+export function joinHeaderList(...lists: string[]): string {
+  const entries = lists.flatMap((list) => list.split(',').map((x) => x.trim()).filter((x) => x !== ''));
+  return [...new Set(entries)].join(',');
+}
+
 /** The token of an `Authorization: Bearer ...` header. */
 export function bearerOf(header: string | string[] | undefined): string | undefined {
   const match = /^Bearer\s+(.+)$/i.exec(typeof header === 'string' ? header : '');

@@ -5,6 +5,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dialect } from '../dialects/types.js';
+import { joinHeaderList } from '../dialects/wire-headers.js';
 
 export function forwardedHeaders(headers: IncomingHttpHeaders, dialect: Dialect, configured: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
@@ -27,10 +28,6 @@ export function addForwarded(headers: Record<string, string>, forwarded: Record<
   const lists = dialect.listHeaders ?? [];
   for (const [name, value] of Object.entries(forwarded)) {
     const own = lists.includes(name) ? headers[name] : undefined;
-    headers[name] = own === undefined ? value : [...new Set([...entries(own), ...entries(value)])].join(',');
+    headers[name] = own === undefined ? value : joinHeaderList(own, value);
   }
-}
-
-function entries(list: string): string[] {
-  return list.split(',').map((x) => x.trim()).filter((x) => x !== '');
 }

@@ -17,7 +17,7 @@ import { EMPTY, encodeList } from '../list-body.js';
 import { stringifyWith, toolsJson } from '../tools-json.js';
 import { loopLacksThinking, stopSequences, thinkingFor, toolChoiceFor } from './request-params.js';
 import type { WireCacheControl, WireContentBlock, WireMarkableBlock, WireMessageParam, WireTextBlock, WireTool } from './wire-types.js';
-import { jsonHeaders } from '../wire-headers.js';
+import { joinHeaderList, jsonHeaders } from '../wire-headers.js';
 import { addExtraFields } from '../extra-fields.js';
 
 export const MESSAGES_PATH = '/messages';
@@ -38,8 +38,7 @@ const DROP_STALE_BLOCKS = { prefix_mismatch_behavior: 'drop_block' } as const;
 /** Adds a beta to the request's `anthropic-beta` list (config may have set one already). */
 function addBeta(headers: Record<string, string>, beta: string): void {
   const name = Object.keys(headers).find((h) => h.toLowerCase() === 'anthropic-beta') ?? 'anthropic-beta';
-  const list = (headers[name] ?? '').split(',').map((x) => x.trim()).filter((x) => x !== '');
-  headers[name] = [...new Set([...list, beta])].join(',');
+  headers[name] = joinHeaderList(headers[name] ?? '', beta);
 }
 
 /** `max_tokens` is required on this wire; the window always sets it, this is for other callers. */
