@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replayAll, startTap, tag, type Tap } from './harness.js';
 import { expectPrefixReads } from './responses-client.js';
 import { responsesReasoning, sessionWith, startWiresWorld, wire, type WiresWorld } from './wires-world.js';
+import { codexConfig } from './agents/codex-config.js';
 
 const CODEX = join(process.cwd(), 'node_modules', '.bin', 'codex');
 const STEPS = 6;
@@ -54,34 +55,6 @@ afterAll(async () => {
   await w?.close();
   if (scratch !== undefined) await rm(scratch, { recursive: true, force: true });
 });
-
-/** The lines README.md gives, plus what keeps Codex on loopback and answering at once (agents-offline). */
-function codexConfig(model: string, baseUrl: string): string {
-  return `model = "${model}"
-model_provider = "prefix-proxy"
-approval_policy = "never"
-sandbox_mode = "danger-full-access"
-check_for_update_on_startup = false
-
-[model_providers.prefix-proxy]
-name = "prefix-proxy"
-base_url = "${baseUrl}/v1"
-env_key = "PREFIX_PROXY_KEY"
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-
-[analytics]
-enabled = false
-
-[feedback]
-enabled = false
-
-[features]
-plugins = false
-apps = false
-`;
-}
 
 interface Run {
   code: number | null;

@@ -24,6 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventOf, LogEvent } from '../../../src/core/events.js';
 import { parseMessagesRequest } from '../../../src/sim/anthropic/request.js';
 import { renderRequest } from '../../../src/sim/anthropic/render.js';
+import { codexConfig } from './codex-config.js';
 import { checkSignatures } from '../../../src/sim/anthropic/signature.js';
 import { parseChatRequest } from '../../../src/sim/request.js';
 import { parseResponsesRequest } from '../../../src/sim/responses/request.js';
@@ -122,30 +123,7 @@ model = "gpt-sim"
 ${windowToml(9_500)}`,
     readCall: (file) => call('exec_command', { cmd: `cat ${file.split('/').at(-1)!}` }),
     async command({ prompt, ws, home, base, scratch }) {
-      await writeFile(join(home, 'config.toml'), `model = "codex-long"
-model_provider = "prefix-proxy"
-approval_policy = "never"
-sandbox_mode = "danger-full-access"
-check_for_update_on_startup = false
-
-[model_providers.prefix-proxy]
-name = "prefix-proxy"
-base_url = "${base}/v1"
-env_key = "PREFIX_PROXY_KEY"
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-
-[analytics]
-enabled = false
-
-[feedback]
-enabled = false
-
-[features]
-plugins = false
-apps = false
-`);
+      await writeFile(join(home, 'config.toml'), codexConfig('codex-long', base));
       const outFile = join(scratch, 'codex-last.txt');
       return {
         args: ['exec', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', '-C', ws, '-o', outFile, prompt],
