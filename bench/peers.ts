@@ -12,6 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { renderWorkload, type Runs, type WorkloadReport } from './peers/report.js';
 import { PORTKEY_VERSION } from './peers/portkey.js';
+import { createCost, dataParent, removeDataDirs } from './peers/data-dirs.js';
 import { fileSystemOf, PROXY_MAIN, startTarget, startUpstream, TARGET_NAMES, type Target, type TargetName } from './peers/targets.js';
 import { agentLoad, deepLoad, liveSessionsLoad, newConversationLoad, quickSizes, SIZES, WORKLOAD_KEYS, type RunResult, type WorkloadKey } from './peers/workloads.js';
 
@@ -93,11 +94,29 @@ export interface PeersOptions {
   log?: (line: string) => void;
 }
 
-export async function measurePeers(opts: PeersOptions = {}): Promise<WorkloadReport[]> {
+/** The workloads measured, and what creating a file cost when they began (µs of CPU, bench/peers/data-dirs.ts). */
+export interface PeersReport {
+  workloads: WorkloadReport[];
+  createCostUs: number;
+  /** Whether the data directories' parent took the top-directory flag. */
+  topDir: boolean;
+}
+
+export async function measurePeers(opts: PeersOptions = {}): Promise<PeersReport> {
   if (!existsSync(PROXY_MAIN)) throw new Error(`peers: ${PROXY_MAIN} is missing; run \`npm run build\` first`);
   const log = opts.log ?? ((line) => process.stderr.write(`peers: ${line}\n`));
   const targets = opts.targets ?? TARGET_NAMES.filter((t) => t !== 'baseline' || opts.baseline !== undefined);
   if (targets.includes('baseline') && opts.baseline === undefined) throw new Error('peers: the baseline target needs --baseline PATH');
+  const createCostUs = createCost();
+  log(`a file create in ${dataParent().dir}${dataParent().topDir ? ' (a top directory)' : ''} costs ${createCostUs.toFixed(0)} µs of CPU`);
+  try {
+    return { workloads: await measureWorkloads(opts, targets, log), createCostUs, topDir: dataParent().topDir };
+  } finally {
+    await removeDataDirs();
+  }
+}
+
+async function measureWorkloads(opts: PeersOptions, targets: TargetName[], log: (line: string) => void): Promise<WorkloadReport[]> {
   const reports: WorkloadReport[] = [];
   for (const key of opts.workloads ?? WORKLOAD_KEYS) {
     const spec = WORKLOADS[key];
@@ -137,7 +156,7 @@ function rotate<T>(xs: readonly T[], by: number): T[] {
   return [...xs.slice(k), ...xs.slice(0, k)];
 }
 
-export function renderPeers(reports: readonly WorkloadReport[], started: Date, heading: string[] = ['## Peers: the upstream alone, a bare pipe, the durable floor, Portkey and prefix-proxy under the same load']): string[] {
+export function renderPeers(report: PeersReport, started: Date, heading: string[] = ['## Peers: the upstream alone, a bare pipe, the durable floor, Portkey and prefix-proxy under the same load']): string[] {
   return [
     ...heading,
     '',
@@ -161,8 +180,12 @@ export function renderPeers(reports: readonly WorkloadReport[], started: Date, h
     '(a) at ~1.4x the CPU per request of its third, the pipe\'s too (docs/decisions.md, Peers measured warm). Figures are medians over rounds.',
     'The clients (the agent driver, autocannon) run in the bench process on the same cores, so the machine\'s 2 cores are shared',
     'by client, target and upstream, and by whatever else runs there: compare ratios, not absolute figures.',
+    `The floor and prefix-proxy create a file for each conversation, in directories under one parent ${report.topDir ? 'marked' : 'that could not be marked'} a top directory`,
+    '(`chattr +T`; marked, ext4 spreads them over its block groups, away from the files earlier runs removed, which on ext4 without a',
+    'journal made each create in the same group cost up to ~900 µs for minutes after: bench/peers/data-dirs.ts); all are removed at the end.',
+    `A create there cost ${report.createCostUs.toFixed(0)} µs of CPU when this run began (300 made one after another).`,
     '',
-    ...reports.flatMap(renderWorkload),
+    ...report.workloads.flatMap(renderWorkload),
   ];
 }
 
@@ -185,14 +208,14 @@ async function main(): Promise<void> {
     return names as T[];
   };
   const started = new Date();
-  const reports = await measurePeers({
+  const report = await measurePeers({
     workloads: list(values.workload, WORKLOAD_KEYS, 'workload'),
     targets: list(values.targets, TARGET_NAMES, 'target'),
     ...(values.rounds === undefined ? {} : { rounds: Number(values.rounds) }),
     ...(values['cpu-prof'] === undefined ? {} : { cpuProfDir: resolve(values['cpu-prof']) }),
     ...(values.baseline === undefined ? {} : { baseline: baselineMain(values.baseline) }),
   });
-  process.stdout.write(renderPeers(reports, started).join('\n') + '\n');
+  process.stdout.write(renderPeers(report, started).join('\n') + '\n');
 }
 
 /** `--baseline` names a checkout (built) or its `dist/cli/main.js`. */

@@ -231,14 +231,14 @@ async function peersBaselineSection(line: Line): Promise<boolean> {
   const main = baselineMain(flags.baseline);
   const rev = gitRev(dirname(dirname(dirname(main))));
   const started = new Date();
-  const reports = await measurePeers({ targets: ['pipe', 'baseline', 'prefix-proxy'], baseline: main });
+  const report = await measurePeers({ targets: ['pipe', 'baseline', 'prefix-proxy'], baseline: main });
   const heading = [
     '## Peers: prefix-proxy against its baseline build, side by side',
     '',
     `"prefix-proxy, baseline build" is \`${rev}\`, built in another checkout and run as \`proxy serve\` the same way; the runs below`,
     'interleave it with this build and the bare pipe in every round. The Targets lines judge this build.',
   ];
-  for (const l of renderPeers(reports, started, heading)) line(l);
+  for (const l of renderPeers(report, started, heading)) line(l);
   return true;
 }
 

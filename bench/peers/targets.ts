@@ -5,10 +5,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { statfsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { dataDir } from './data-dirs.js';
 import { PORTKEY_VERSION, portkeyEntry } from './portkey.js';
 
 /**
@@ -71,10 +71,10 @@ export async function startTarget(name: Exclude<TargetName, 'upstream'>, upstrea
     return target('pipe', child, port, { model: 'peers-1', headers: {} });
   }
   if (name === 'floor') {
-    const dir = await mkdtemp(join(tmpdir(), 'prefix-proxy-bench-floor-'));
+    const dir = await dataDir('prefix-proxy-bench-floor-');
     const child = spawn(process.execPath, [join(HERE, 'floor.js'), '--port', '0', '--upstream', up, '--dir', dir], childOptions());
     const port = Number((await waitFor(child, /listening (\d+)/, 'floor'))[1]);
-    return removingDir(target('floor', child, port, { model: 'peers-1', headers: {} }), dir);
+    return target('floor', child, port, { model: 'peers-1', headers: {} });
   }
   if (name === 'portkey') {
     const port = await freePort();
@@ -114,8 +114,8 @@ function tmpfsDir(): string {
   return SHM;
 }
 
-async function startPrefixProxy(upstreamOrigin: string, opts: StartOptions, name: 'prefix-proxy' | 'prefix-proxy-tmpfs' | 'baseline', main: string, parent = tmpdir()): Promise<Target> {
-  const dir = await mkdtemp(join(parent, 'prefix-proxy-bench-peers-'));
+async function startPrefixProxy(upstreamOrigin: string, opts: StartOptions, name: 'prefix-proxy' | 'prefix-proxy-tmpfs' | 'baseline', main: string, elsewhere?: string): Promise<Target> {
+  const dir = await dataDir('prefix-proxy-bench-peers-', elsewhere);
   const config = join(dir, 'config.toml');
   // One route to the fake upstream, large enough that no request is trimmed or elided (the
   // others forward every byte too); no cache hints; room for the 1,000-session workload.
@@ -141,12 +141,7 @@ max_live = 2000
   const prof = opts.cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`];
   const child = spawn(process.execPath, [...prof, main, 'serve', '--config', config, '--data-dir', join(dir, 'data'), '--port', '0'], childOptions());
   const port = Number((await waitFor(child, /listening on http:\/\/127\.0\.0\.1:(\d+)\/v1/, name))[1]);
-  return removingDir(target(name, child, port, { model: 'peers', headers: { authorization: 'Bearer x' } }), dir);
-}
-
-/** The target, whose stop also removes the directory it wrote in. */
-function removingDir(t: Target, dir: string): Target {
-  return { ...t, stop: async () => { await t.stop(); await rm(dir, { recursive: true, force: true }); } };
+  return target(name, child, port, { model: 'peers', headers: { authorization: 'Bearer x' } });
 }
 
 function target(name: TargetName, child: ChildProcess, port: number, rest: Pick<Target, 'model' | 'headers'>): Target {

@@ -7,7 +7,7 @@ import { ProxyError } from '../core/errors.js';
 import type { EventBody, LogEvent } from '../core/events.js';
 import { GroupCommitWriter } from './group-commit.js';
 import type { FileLock } from './lock.js';
-import type { RawFile } from './raw-file.js';
+import type { Durable, RawFile } from './raw-file.js';
 import { EventTail } from './event-tail.js';
 import type { TornTail } from './log-line.js';
 
@@ -33,6 +33,11 @@ export interface SessionLogParts {
   beforeSync: (() => Promise<void>) | undefined;
   /** Called once on close, after the lock is released (the store's in-process guard). */
   onClose: () => void;
+  /**
+   * Run beside the first fdatasync, and waited for with it: a new log's directory entry is made
+   * durable there (the store's shared directory sync), not before the request goes on.
+   */
+  firstSync?: () => Promise<void>;
 }
 
 export class SessionLog {
@@ -60,7 +65,7 @@ export class SessionLog {
     this.#onRedact = parts.onRedact;
     this.#onClose = parts.onClose;
     this.#beforeSync = parts.beforeSync;
-    this.#writer = new GroupCommitWriter(parts.fh, parts.size, parts.durable);
+    this.#writer = new GroupCommitWriter(parts.firstSync === undefined ? parts.fh : withFirstSync(parts.fh, parts.firstSync), parts.size, parts.durable);
   }
 
   /**
@@ -171,4 +176,21 @@ export class SessionLog {
     this.#onClose();
     if (failure !== undefined) throw failure;
   }
+}
+
+/** `fh` whose first datasync also waits for `first` (run at the same time); later ones are plain. */
+function withFirstSync(fh: RawFile, first: () => Promise<void>): Durable {
+  let pending: (() => Promise<void>) | undefined = first;
+  return {
+    get fd() {
+      return fh.fd;
+    },
+    datasync() {
+      const extra = pending;
+      if (extra === undefined) return fh.datasync();
+      // Asked once: if either fails, the writer is poisoned and syncs no more.
+      pending = undefined;
+      return Promise.all([fh.datasync(), extra()]).then(() => undefined);
+    },
+  };
 }

@@ -158,10 +158,13 @@ export class LogStore {
         // A new session's log: created and opened for appending in one call, nothing to read.
         fh = await createExclusive(file);
         if (fh !== undefined) {
-          if (this.#durable) await this.#dirSync.sync();
+          // The new name is made durable with the log's first sync, in the same wait, not before
+          // the request goes on: nothing depends on it sooner (docs/decisions/0010-a-new-logs-name-synced-with-its-events.md).
+          const dirSync = this.#dirSync;
           return new SessionLog({
             id, file, fh, lock, events: [], offsets: [], size: 0, repaired: undefined, lastSeq: 0,
             onRedact: this.#onRedact, durable: this.#durable, beforeSync: this.#beforeSync, onClose: () => openHere.delete(file),
+            ...(this.#durable ? { firstSync: () => dirSync.sync() } : {}),
           });
         }
       }

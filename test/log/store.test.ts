@@ -305,11 +305,42 @@ describe('durability', () => {
     const opens = vi.spyOn(RawFile, 'open');
     const syncs = vi.spyOn(RawFile.prototype, 'sync');
     const dirOpens = () => opens.mock.calls.filter(([path]) => path === store.dir).length;
-    for (const id of ['a', 'b', 'c']) await (await store.open(id, { create: true })).close();
+    const written = async (id: string) => {
+      const log = await store.open(id, { create: true });
+      log.append(userMsg(id), TS);
+      await log.close();
+    };
+    for (const id of ['a', 'b', 'c']) await written(id);
     expect([dirOpens(), syncs.mock.calls.length]).toStrictEqual([1, 3]);
     await store.close();
-    await (await store.open('d', { create: true })).close();
+    await written('d');
     expect([dirOpens(), syncs.mock.calls.length]).toStrictEqual([2, 4]);
+    await store.close();
+  });
+
+  it('a new log\'s directory entry is synced with its first events, in the same wait, and only then', async () => {
+    const store = new LogStore(dir);
+    const dirSyncs = vi.spyOn(RawFile.prototype, 'sync');
+    const dataSyncs = vi.spyOn(RawFile.prototype, 'datasync');
+    const log = await store.open('first', { create: true });
+    // Nothing waits on the disk before the request goes on.
+    expect([dirSyncs.mock.calls.length, dataSyncs.mock.calls.length]).toStrictEqual([0, 0]);
+    log.append(userMsg('one'), TS);
+    let synced = false;
+    const first = log.sync().then(() => (synced = true));
+    // Both started before either is waited for: one wait, not two in a row.
+    await vi.waitFor(() => expect([dirSyncs.mock.calls.length, dataSyncs.mock.calls.length]).toStrictEqual([1, 1]));
+    await first;
+    expect(synced).toBe(true);
+    log.append(userMsg('two'), TS);
+    await log.sync();
+    expect([dirSyncs.mock.calls.length, dataSyncs.mock.calls.length]).toStrictEqual([1, 2]);
+    await log.close();
+    // A log opened again (not created) never syncs the directory.
+    const again = await store.open('first', { create: false });
+    again.append(userMsg('three'), TS);
+    await again.close();
+    expect(dirSyncs.mock.calls.length).toBe(1);
     await store.close();
   });
 
