@@ -30,17 +30,33 @@ export function med(runs: Runs, name: TargetName, pick: (r: RunResult) => number
   return median((runs[name] ?? []).filter(ok).map(pick));
 }
 
-/** Median over rounds of (a's p50 - b's p50) in the same round: pairs taken in one round share its noise. */
-export function addedP50(runs: Runs, a: TargetName, b: TargetName): number {
+/** `f(a's run, b's run)` for every round both ran in: pairs taken in one round share its noise. */
+function perRound(runs: Runs, a: TargetName, b: TargetName, f: (x: RunResult, y: RunResult) => number): number[] {
   const as = runs[a] ?? [];
   const bs = runs[b] ?? [];
-  const diffs: number[] = [];
+  const out: number[] = [];
   for (let i = 0; i < Math.min(as.length, bs.length); i++) {
     const x = as[i];
     const y = bs[i];
-    if (ok(x) && ok(y)) diffs.push(x.p50 - y.p50);
+    if (ok(x) && ok(y)) out.push(f(x, y));
   }
-  return median(diffs);
+  return out;
+}
+
+/** Median over rounds of (a's p50 - b's p50) in the same round. */
+export function addedP50(runs: Runs, a: TargetName, b: TargetName): number {
+  return median(perRound(runs, a, b, (x, y) => x.p50 - y.p50));
+}
+
+/**
+ * The lowest and highest of a's CPU per request over b's in the same round, as ` (rounds: 1.80x to
+ * 2.30x)`: how far this machine's noise moves a ratio the verdict reads off the medians. Empty
+ * with fewer than two such rounds.
+ */
+export function cpuRatioSpread(runs: Runs, a: TargetName, b: TargetName): string {
+  const ratios = perRound(runs, a, b, (x, y) => x.cpuPerRequest / y.cpuPerRequest).filter(Number.isFinite);
+  if (ratios.length < 2) return '';
+  return ` (rounds: ${fmt(Math.min(...ratios), 2)}x to ${fmt(Math.max(...ratios), 2)}x)`;
 }
 
 export function renderWorkload(w: WorkloadReport): string[] {
@@ -160,13 +176,13 @@ export function checkTargets(w: WorkloadReport): string | undefined {
   if (w.key === 'agent' || w.key === 'agent-stream' || w.key === 'agent-head') {
     const limit = w.key === 'agent-head' ? 1.5 : 2;
     const met = known(overFloor) ? (w.key === 'agent-head' ? overFloor < limit : overFloor <= limit) : undefined;
-    return `prefix-proxy's CPU per request ${w.key === 'agent-head' ? 'under' : 'at most'} ${limit}x the durable floor's: ${fmt(overFloor, 2)}x, ${verdict(met)}.`;
+    return `prefix-proxy's CPU per request ${w.key === 'agent-head' ? 'under' : 'at most'} ${limit}x the durable floor's: ${fmt(overFloor, 2)}x${cpuRatioSpread(runs, 'prefix-proxy', 'floor')}, ${verdict(met)}.`;
   }
   if (w.key === 'new-conversation') {
     const [rps, peerRps, cpu, peerCpu] = [rpsOf('prefix-proxy'), rpsOf('portkey'), cpuOf('prefix-proxy'), cpuOf('portkey')];
     return `prefix-proxy's throughput at least Portkey's: ${fmt(rps, 0)} against ${fmt(peerRps, 0)} req/s, ${verdict(known(rps, peerRps) ? rps >= peerRps : undefined)}; `
-      + `its CPU per request at most Portkey's: ${fmt(cpu, 3)} against ${fmt(peerCpu, 3)} ms, ${verdict(known(cpu, peerCpu) ? cpu <= peerCpu : undefined)}; `
-      + `at most 2.5x the durable floor's: ${fmt(overFloor, 2)}x, ${verdict(known(overFloor) ? overFloor <= 2.5 : undefined)}.`;
+      + `its CPU per request at most Portkey's: ${fmt(cpu, 3)} against ${fmt(peerCpu, 3)} ms${cpuRatioSpread(runs, 'prefix-proxy', 'portkey')}, ${verdict(known(cpu, peerCpu) ? cpu <= peerCpu : undefined)}; `
+      + `at most 2.5x the durable floor's: ${fmt(overFloor, 2)}x${cpuRatioSpread(runs, 'prefix-proxy', 'floor')}, ${verdict(known(overFloor) ? overFloor <= 2.5 : undefined)}.`;
   }
   if (w.key === 'deep-1m') {
     const added = addedP50(runs, 'prefix-proxy', 'pipe');

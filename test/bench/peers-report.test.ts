@@ -5,7 +5,7 @@
  * or the workload sets no CPU target.
  */
 import { describe, expect, it } from 'vitest';
-import { aboveFloor, checkTargets, diskCost, type Runs, type WorkloadReport } from '../../bench/peers/report.js';
+import { aboveFloor, checkTargets, cpuRatioSpread, diskCost, type Runs, type WorkloadReport } from '../../bench/peers/report.js';
 import type { RunResult, WorkloadKey } from '../../bench/peers/workloads.js';
 
 function run(cpuPerRequest: number, rps: number): RunResult {
@@ -59,6 +59,18 @@ describe('peers report, the durable floor', () => {
     expect(worse).toContain('1.200 against 1.100 ms, NOT MET');
     expect(worse).toContain('3.00x, NOT MET');
     expect(checkTargets(report('new-conversation', { ...runs, portkey: ['failed'] }))).toContain('cannot be judged');
+  });
+
+  it('gives the spread of the same-round ratios beside a median verdict, from rounds both targets ran in', () => {
+    const runs: Runs = {
+      floor: [run(0.5, 1000), run(0.4, 1000), run(0.5, 1000), 'crashed'],
+      'prefix-proxy': [run(0.9, 600), run(1.0, 600), 'crashed', run(0.1, 600)],
+    };
+    // Rounds 1 and 2 have both: 1.80x and 2.50x; the medians give 0.9 / 0.5 = 1.80x.
+    expect(cpuRatioSpread(runs, 'prefix-proxy', 'floor')).toBe(' (rounds: 1.80x to 2.50x)');
+    expect(checkTargets(report('agent', runs))).toBe('prefix-proxy\'s CPU per request at most 2x the durable floor\'s: 1.80x (rounds: 1.80x to 2.50x), met.');
+    // One round in common tells nothing of the spread.
+    expect(cpuRatioSpread({ floor: [run(0.5, 1)], 'prefix-proxy': [run(1, 1), run(1, 1)] }, 'prefix-proxy', 'floor')).toBe('');
   });
 });
 
