@@ -1,17 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { createSim, type Sim } from '../../src/sim/server.js';
+import { describe, expect, it } from 'vitest';
 import { messages, messagesStream, userText, VERSION } from './anthropic-client.js';
-import { fixedClock, text } from './client.js';
+import type { Sim } from '../../src/sim/server.js';
+import { simPerTest, text } from './client.js';
 
-let sim: Sim | undefined;
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-});
-async function start(): Promise<Sim> {
-  sim = await createSim({ clock: fixedClock });
-  return sim;
-}
+const start = simPerTest();
 
 type Json = Record<string, unknown>;
 const BETA = 'thinking-binding-controls-2026-08-01';

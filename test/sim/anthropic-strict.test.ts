@@ -1,17 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { createSim, type Sim } from '../../src/sim/server.js';
+import { describe, expect, it } from 'vitest';
 import { messages, userText } from './anthropic-client.js';
-import { fixedClock } from './client.js';
+import type { Sim } from '../../src/sim/server.js';
+import { simPerTest } from './client.js';
 
-let sim: Sim | undefined;
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-});
-async function start(): Promise<Sim> {
-  sim = await createSim({ clock: fixedClock });
-  return sim;
-}
+const start = simPerTest();
 
 type Json = Record<string, unknown>;
 const EPHEMERAL = { type: 'ephemeral' };

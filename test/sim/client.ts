@@ -1,5 +1,7 @@
 /** Test client for the simulator: plain fetch for JSON, an SSE reader for streams. */
-import type { Sim } from '../../src/sim/server.js';
+import { afterEach } from 'vitest';
+import { createSim, type Sim } from '../../src/sim/server.js';
+import type { SimOptions } from '../../src/sim/types.js';
 
 export interface JsonReply {
   status: number;
@@ -69,4 +71,20 @@ export const fixedClock = (): number => 1_760_000_000_000;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function fetchJson(url: string, init?: RequestInit): Promise<any> {
   return (await fetch(url, init)).json();
+}
+
+/**
+ * A simulator per test on the fixed clock, closed after each: the returned function starts the
+ * test's own (`opts` for every one of the file's tests, e.g. a mode).
+ */
+export function simPerTest(opts: SimOptions = {}): () => Promise<Sim> {
+  let sim: Sim | undefined;
+  afterEach(async () => {
+    await sim?.close();
+    sim = undefined;
+  });
+  return async () => {
+    sim = await createSim({ clock: fixedClock, ...opts });
+    return sim;
+  };
 }

@@ -1,17 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { createSim, type Sim } from '../../src/sim/server.js';
-import { fixedClock, post, text, user } from './client.js';
+import { describe, expect, it } from 'vitest';
+import type { Sim } from '../../src/sim/server.js';
+import { post, simPerTest, text, user } from './client.js';
 
-let sim: Sim | undefined;
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-});
-
-async function start(): Promise<Sim> {
-  sim = await createSim({ clock: fixedClock, mode: 'gpt56' });
-  return sim;
-}
+const start = simPerTest({ mode: 'gpt56' });
 
 const MARK = { mode: 'explicit' } as const;
 /** `<|end|>\n` after the last message's text: past the implicit breakpoint. */

@@ -1,22 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { DialectRoute } from '../../src/core/route.js';
 import type { NeutralMessage, NeutralReply } from '../../src/core/types.js';
 import { ollamaChat } from '../../src/dialects/ollama-chat/index.js';
 import { createEventDecoder } from '../../src/dialects/stream-decoder.js';
 import { LOAD_NS, PROMPT_EVAL_NS_PER_TOKEN } from '../../src/sim/ollama/kv-slot.js';
-import { createSim, type Sim } from '../../src/sim/server.js';
-import { fixedClock, text } from './client.js';
+import type { Sim } from '../../src/sim/server.js';
+import { simPerTest, text } from './client.js';
 
-let sim: Sim | undefined;
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-});
-
-async function start(): Promise<Sim> {
-  sim = await createSim({ clock: fixedClock });
-  return sim;
-}
+const start = simPerTest();
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
