@@ -8,8 +8,7 @@
  * client's retry and carries the same session on.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
@@ -19,29 +18,10 @@ import type { LogEvent } from '../../src/core/events.js';
 import { startProxy, type RunningProxy } from '../../src/proxy/server.js';
 import { PgStore } from '../../src/store/pg/store.js';
 import { usePgWorld } from './pg-world.js';
+import { freePort, replicaConfig } from './replica-procs.js';
 import { runCli } from './harness.js';
 
 const pgw = usePgWorld('pp-replicas-');
-
-function toml(dataDir: string, urlEnv: string, listen = '127.0.0.1:0'): string {
-  return `
-listen = "${listen}"
-data_dir = ${JSON.stringify(dataDir)}
-
-[store]
-kind = "postgres"
-url_env = "${urlEnv}"
-lock_wait_seconds = 20
-
-[providers.oa]
-preset = "generic"
-base_url = "${pgw.sim.urlFor('openai')}"
-
-[models.oa]
-provider = "oa"
-model = "sim-model"
-`;
-}
 
 /** A fetch that sends each request to the next of `origins` in turn. */
 function alternating(origins: readonly string[], counts: number[]): typeof fetch {
@@ -61,15 +41,6 @@ async function eventsOf(store: PgStore): Promise<Map<string, LogEvent[]>> {
   return out;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 describe('two replicas on one PostgreSQL', () => {
   it('an alternating agent conversation stays one session, caches as on one proxy, replays, and migrates both ways', async () => {
     const env = 'PP_TEST_REPLICAS_DB';
@@ -78,8 +49,7 @@ describe('two replicas on one PostgreSQL', () => {
     const check = await PgStore.connect(process.env[env]!);
     try {
       for (const name of ['a', 'b']) {
-        const path = join(pgw.dir, `${name}.toml`);
-        await writeFile(path, toml(join(pgw.dir, name), env));
+        const path = await replicaConfig(pgw.dir, name, 0, env, pgw.sim.urlFor('openai'));
         proxies.push(await startProxy(loadConfig({ path, env: process.env, cwd: pgw.dir })));
       }
       const counts = [0, 0];
@@ -153,8 +123,7 @@ describe('two replicas on one PostgreSQL', () => {
     try {
       for (const name of ['ka', 'kb']) {
         const port = await freePort();
-        const path = join(pgw.dir, `${name}.toml`);
-        await writeFile(path, toml(join(pgw.dir, name), env, `127.0.0.1:${port}`));
+        const path = await replicaConfig(pgw.dir, name, port, env, pgw.sim.urlFor('openai'));
         const child = spawn(process.execPath, [main, 'serve', '--config', path], { stdio: ['ignore', 'ignore', 'pipe'], env: process.env });
         children.push(child);
         origins.push(`http://127.0.0.1:${port}`);
