@@ -7,6 +7,17 @@ import { LogBuilder, TOOL } from './log-builder.js';
 const withBlocks = (ms: NeutralMessage[]) => ms.flatMap((m, i) => (m.role === 'assistant' && m.blocks !== undefined ? [i] : []));
 const thinking = (ms: NeutralMessage[]) => ms.flatMap((m, i) => (m.role === 'assistant' && m.thinking !== undefined ? [i] : []));
 
+/** Three replies with blocks (messages 1, 3 and 5) around a tool result a later trim elides; its seq. */
+function repliesAroundABigResult(log: LogBuilder): number {
+  log.user('u1');
+  log.reply({ calls: ['c1'], blocks: true });
+  const t1 = log.tool('c1', 'x'.repeat(750));
+  log.reply({ blocks: true, content: 'after the big result' });
+  log.user('u2');
+  log.reply({ blocks: true });
+  return t1;
+}
+
 describe('thinking and opaque blocks', () => {
   it('gives thinking back always, and blocks only to the origin that made them', () => {
     const log = new LogBuilder();
@@ -45,12 +56,7 @@ describe('thinking and opaque blocks', () => {
 
   it('drops the blocks of replies made before a later elision of an earlier entry, keeps their thinking', () => {
     const log = new LogBuilder({ high_water: 400, low_water: 350, protected_entries: 4, max_result_tokens: 10_000 });
-    log.user('u1');
-    log.reply({ calls: ['c1'], blocks: true });
-    const t1 = log.tool('c1', 'x'.repeat(750));
-    log.reply({ blocks: true, content: 'after the big result' });
-    log.user('u2');
-    log.reply({ blocks: true });
+    const t1 = repliesAroundABigResult(log);
     expect(withBlocks(log.send().request.messages)).toEqual([1, 3, 5]);
     log.user('y'.repeat(600));
     // The elision is decided by this very request: it already leaves the stale blocks out.
@@ -68,12 +74,7 @@ describe('thinking and opaque blocks', () => {
 
   it('with stale_blocks = keep, sends every reply its blocks through an elision (the upstream drops those it finds invalid)', () => {
     const log = new LogBuilder({ high_water: 400, low_water: 350, protected_entries: 4, max_result_tokens: 10_000, stale_blocks: 'keep' });
-    log.user('u1');
-    log.reply({ calls: ['c1'], blocks: true });
-    const t1 = log.tool('c1', 'x'.repeat(750));
-    log.reply({ blocks: true, content: 'after the big result' });
-    log.user('u2');
-    log.reply({ blocks: true });
+    const t1 = repliesAroundABigResult(log);
     log.user('y'.repeat(600));
     const trimmed = log.send();
     expect(trimmed.elided).toEqual([t1]);
