@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { renderWorkload, type Runs, type WorkloadReport } from './peers/report.js';
 import { PORTKEY_VERSION } from './peers/portkey.js';
-import { createCost, dataParent, removeDataDirs } from './peers/data-dirs.js';
+import { createCost, dataParent, removeDataDirs } from './data-dirs.js';
 import { fileSystemOf, PROXY_MAIN, startTarget, startUpstream, TARGET_NAMES, type Target, type TargetName } from './peers/targets.js';
 import { agentLoad, deepLoad, liveSessionsLoad, newConversationLoad, quickSizes, SIZES, WORKLOAD_KEYS, type RunResult, type WorkloadKey } from './peers/workloads.js';
 
@@ -94,7 +94,7 @@ export interface PeersOptions {
   log?: (line: string) => void;
 }
 
-/** The workloads measured, and what creating a file cost when they began (µs of CPU, bench/peers/data-dirs.ts). */
+/** The workloads measured, and what creating a file cost when they began (µs of CPU, bench/data-dirs.ts). */
 export interface PeersReport {
   workloads: WorkloadReport[];
   createCostUs: number;
@@ -182,7 +182,7 @@ export function renderPeers(report: PeersReport, started: Date, heading: string[
     'by client, target and upstream, and by whatever else runs there: compare ratios, not absolute figures.',
     `The floor and prefix-proxy create a file for each conversation, in directories under one parent ${report.topDir ? 'marked' : 'that could not be marked'} a top directory`,
     '(`chattr +T`; marked, ext4 spreads them over its block groups, away from the files earlier runs removed, which on ext4 without a',
-    'journal made each create in the same group cost up to ~900 µs for minutes after: bench/peers/data-dirs.ts); all are removed at the end.',
+    'journal made each create in the same group cost up to ~900 µs for minutes after: bench/data-dirs.ts); all are removed at the end.',
     `A create there cost ${report.createCostUs.toFixed(0)} µs of CPU when this run began (300 made one after another).`,
     '',
     ...report.workloads.flatMap(renderWorkload),

@@ -7,11 +7,11 @@
  * pool's file calls count as this process's system time), medians over interleaved rounds.
  * docs/decisions.md (Durability) reads these figures.
  */
-import { mkdtemp, open, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GroupCommitWriter } from '../src/log/group-commit.js';
 import { LogStore } from '../src/log/store.js';
+import { dataDir, removeDataDirs } from './data-dirs.js';
 import type { Line } from './session-sections.js';
 import { fmt, median } from './stats.js';
 
@@ -30,22 +30,19 @@ type Way = 'files, fsync' | 'files, write' | 'one shared file, fsync';
 const WAYS: Way[] = ['files, fsync', 'files, write', 'one shared file, fsync'];
 
 async function measure(way: Way): Promise<Cost> {
-  const dir = await mkdtemp(join(tmpdir(), 'pp-session-files-'));
-  try {
-    const run = way === 'one shared file, fsync' ? await sharedFile(dir) : filesStore(dir, way === 'files, fsync' ? 'fsync' : 'write');
-    let next = 0;
-    const cpu0 = process.cpuUsage();
-    const t0 = performance.now();
-    await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-      while (next < SESSIONS) await run.one(next++);
-    }));
-    const wall = performance.now() - t0;
-    const cpu = process.cpuUsage(cpu0);
-    await run.close();
-    return { userUs: cpu.user / SESSIONS, sysUs: cpu.system / SESSIONS, wallUs: (wall * 1000) / SESSIONS };
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  // Kept until the section ends: removing one way's thousand logs would make the next way's creates dearer (bench/data-dirs.ts).
+  const dir = await dataDir('pp-session-files-');
+  const run = way === 'one shared file, fsync' ? await sharedFile(dir) : filesStore(dir, way === 'files, fsync' ? 'fsync' : 'write');
+  let next = 0;
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+    while (next < SESSIONS) await run.one(next++);
+  }));
+  const wall = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  await run.close();
+  return { userUs: cpu.user / SESSIONS, sysUs: cpu.system / SESSIONS, wallUs: (wall * 1000) / SESSIONS };
 }
 
 function filesStore(dir: string, durability: 'fsync' | 'write') {
@@ -81,12 +78,16 @@ async function sharedFile(dir: string) {
 
 export async function sessionFilesSection(line: Line): Promise<boolean> {
   const costs = new Map<Way, Cost[]>(WAYS.map((w) => [w, []]));
-  for (let round = 0; round < ROUNDS; round++) {
-    // Rotated, so no way always runs on a warmer or cooler machine.
-    for (let k = 0; k < WAYS.length; k++) {
-      const way = WAYS[(round + k) % WAYS.length]!;
-      costs.get(way)!.push(await measure(way));
+  try {
+    for (let round = 0; round < ROUNDS; round++) {
+      // Rotated, so no way always runs on a warmer or cooler machine.
+      for (let k = 0; k < WAYS.length; k++) {
+        const way = WAYS[(round + k) % WAYS.length]!;
+        costs.get(way)!.push(await measure(way));
+      }
     }
+  } finally {
+    await removeDataDirs();
   }
   line('## Session files: what a new session\'s files cost');
   line();
@@ -94,7 +95,8 @@ export async function sessionFilesSection(line: Line): Promise<boolean> {
   line(`appended to the journal, closed),`);
   line(`${SESSIONS.toLocaleString('en')} sessions ${CONCURRENCY} at a time, with \`durability = "fsync"\` and \`"write"\`; beside it the floor a log shared by sessions`);
   line('would pay: the same lines appended to one file with the same group commit. CPU of the process per session (its thread');
-  line(`pool's file calls are its system time). Medians of ${ROUNDS} interleaved rounds.`);
+  line(`pool's file calls are its system time). Medians of ${ROUNDS} interleaved rounds; the logs stay until the section ends, under one`);
+  line('parent marked a top directory, so no way pays for files another removed (docs/decisions/0011-a-bench-run-does-not-pay-for-removed-files.md).');
   line();
   line('| way | user CPU (µs/session) | system CPU (µs/session) | wall (µs/session) | CPU vs shared file |');
   line('|---|---:|---:|---:|---:|');

@@ -8,7 +8,7 @@ import { statfsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { dataDir } from './data-dirs.js';
+import { dataDir } from '../data-dirs.js';
 import { PORTKEY_VERSION, portkeyEntry } from './portkey.js';
 
 /**

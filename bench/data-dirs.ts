@@ -1,6 +1,7 @@
 /**
- * Where the file-writing targets (the durable floor, prefix-proxy) keep their data: directories
- * under one parent in the temp directory, removed together when the whole measurement ends.
+ * Where the benches that create files per session keep them (the peers' durable floor and
+ * prefix-proxy, the session-files section): directories under one parent in the temp directory,
+ * removed together when the whole measurement ends.
  *
  * On ext4 without a journal (this machine's disk: `/sys/fs/ext4/<dev>/journal_task` reads
  * `<none>`) the inode allocator passes over every inode freed in the last one to six minutes, and

@@ -8,7 +8,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createCost, dataDir, dataParent, removeDataDirs } from '../../bench/peers/data-dirs.js';
+import { createCost, dataDir, dataParent, removeDataDirs } from '../../bench/data-dirs.js';
 import { fileSystemOf } from '../../bench/peers/targets.js';
 
 afterEach(removeDataDirs);
