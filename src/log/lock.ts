@@ -31,6 +31,22 @@ const ATTEMPTS = 8;
 
 let asideCounter = 0;
 
+/**
+ * `log_locked` when a lock under an earlier layout's name (beside the log) names a live process
+ * other than this one: a proxy of a version before the locks' own directory still writing the
+ * session. A missing, dead or unreadable one is nobody's. One stat when there is none.
+ */
+export function refuseLegacyHolder(legacyLockFile: string, logFile: string): void {
+  let text: string;
+  try {
+    text = readSmall(legacyLockFile);
+  } catch {
+    return;
+  }
+  const pid = parsePid(text);
+  if (pid !== undefined && pid !== process.pid && isAlive(pid)) throw new ProxyError('log_locked', { file: logFile, pid });
+}
+
 /** `logFile` only names the session in the error message. */
 export async function acquireLock(lockFile: string, logFile: string): Promise<FileLock> {
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {

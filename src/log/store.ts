@@ -2,7 +2,8 @@
  * The file backend of the log (docs/architecture.md section 3). Layout under the data directory:
  *
  *   sessions/<id>.jsonl      one event per line, append-only
- *   sessions/<id>.lock       the writer's pid while a SessionLog is open (lock.ts)
+ *   sessions/locks/<id>.lock the writer's pid while a SessionLog is open (lock.ts), in a directory
+ *                            of their own (docs/decisions/0012-locks-apart-from-the-logs.md)
  *   sessions/sidecars.ndjson every session's sidecar (what locates it, where its next load may
  *                            start reading), a line per save (index-journal.ts)
  *   sessions/<id>.idx.json   a sidecar as proxies before the journal wrote it, still read
@@ -15,7 +16,7 @@ import { mkdir, readdir, readFile, stat, truncate } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ProxyError } from '../core/errors.js';
 import { IndexJournal } from './index-journal.js';
-import { acquireLock, type FileLock } from './lock.js';
+import { acquireLock, refuseLegacyHolder, type FileLock } from './lock.js';
 import { RawFile } from './raw-file.js';
 import { readEventBefore, readLog, type LogRead, type ReadOptions } from './reader.js';
 import { SessionLog, type RedactionListener } from './session-log.js';
@@ -68,6 +69,7 @@ export class LogStore {
   readonly #dirSync: DirSync;
   readonly #journal: IndexJournal;
   #dirMade = false;
+  #lockDirMade = false;
 
   constructor(dataDir: string, opts: StoreOptions = {}) {
     this.dir = resolve(dataDir, 'sessions');
@@ -89,11 +91,31 @@ export class LogStore {
     this.#dirMade = true;
   }
 
+  async #ensureLockDir(): Promise<void> {
+    if (this.#lockDirMade) return;
+    await mkdir(this.lockDir, { recursive: true });
+    this.#lockDirMade = true;
+  }
+
   file(id: string): string {
     return join(this.dir, `${checkId(id)}.jsonl`);
   }
 
+  /**
+   * Where the locks and this process's pid file live: apart from the logs, so taking and giving
+   * back a lock never waits on the logs' directory while a new log is created in it, and never
+   * dirties the directory a new log's sync writes (docs/decisions/0012-locks-apart-from-the-logs.md).
+   */
+  get lockDir(): string {
+    return join(this.dir, 'locks');
+  }
+
   lockFile(id: string): string {
+    return join(this.lockDir, `${checkId(id)}.lock`);
+  }
+
+  /** Where a lock was kept before the locks had their own directory, still honoured (heldUnder). */
+  legacyLockFile(id: string): string {
     return join(this.dir, `${checkId(id)}.lock`);
   }
 
@@ -152,7 +174,10 @@ export class LogStore {
       if (!opts.create && !(await this.exists(id))) {
         throw new ProxyError('session_not_found', { session: id, file: this.file(id) });
       }
-      await this.#ensureDir();
+      await this.#ensureLockDir();
+      // A new log is nobody's yet; an existing one may be held by a process of a version that
+      // kept its locks beside the logs.
+      if (!opts.create) refuseLegacyHolder(this.legacyLockFile(id), file);
       lock = await acquireLock(this.lockFile(id), file);
       if (opts.create) {
         // A new session's log: created and opened for appending in one call, nothing to read.

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, statSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isProxyError } from '../../src/core/errors.js';
 import { LogStore } from '../../src/log/store.js';
@@ -57,7 +57,7 @@ describe('the lock file', () => {
 
   it('a lock left by a dead pid is stale and taken over', async () => {
     const store = new LogStore(dir);
-    await mkdir(store.dir, { recursive: true });
+    await mkdir(store.lockDir, { recursive: true });
     const pid = await deadPid();
     await writeFile(store.lockFile('stale'), `${pid}\n`);
     const log = await store.open('stale', { create: true });
@@ -68,7 +68,7 @@ describe('the lock file', () => {
 
   it('an empty lock (a writer that died between create and write) is stale after a grace period', async () => {
     const store = new LogStore(dir);
-    await mkdir(store.dir, { recursive: true });
+    await mkdir(store.lockDir, { recursive: true });
     await writeFile(store.lockFile('empty'), '');
     const log = await store.open('empty', { create: true });
     expect(await readFile(store.lockFile('empty'), 'utf8')).toBe(`${process.pid}\n`);
@@ -77,7 +77,7 @@ describe('the lock file', () => {
 
   it('a live foreign pid in the lock is log_locked even without a writer behind it', async () => {
     const store = new LogStore(dir);
-    await mkdir(store.dir, { recursive: true });
+    await mkdir(store.lockDir, { recursive: true });
     // pid 1 is always alive (init, or the container's first process).
     await writeFile(store.lockFile('live'), '1\n');
     await expect(store.open('live', { create: true })).rejects.toThrow(/locked by process 1\./);
@@ -86,7 +86,7 @@ describe('the lock file', () => {
 
   it('every lock this process holds is a link to its one pid file, which it makes again if removed', async () => {
     const store = new LogStore(dir);
-    const pidFile = join(store.dir, `.writer-${process.pid}`);
+    const pidFile = join(store.lockDir, `.writer-${process.pid}`);
     const a = await store.open('a', { create: true });
     const b = await store.open('b', { create: true });
     // One inode for the pid file and both locks: no lock allocated an inode of its own.
@@ -118,15 +118,41 @@ describe('the lock file', () => {
 
   it('the pid file of a process killed before it could remove its own is removed by the next writer', async () => {
     const store = new LogStore(dir);
-    await mkdir(store.dir, { recursive: true });
-    const dead = join(store.dir, `.writer-${await deadPid()}`);
-    const live = join(store.dir, '.writer-1');
+    await mkdir(store.lockDir, { recursive: true });
+    const dead = join(store.lockDir, `.writer-${await deadPid()}`);
+    const live = join(store.lockDir, '.writer-1');
     await writeFile(dead, '1234\n');
     await writeFile(live, '1\n');
     const log = await store.open('after', { create: true });
     for (let i = 0; i < 100 && existsSync(dead); i++) await new Promise((r) => setTimeout(r, 10));
     expect(existsSync(dead)).toBe(false);
     expect(existsSync(live)).toBe(true);
+    await log.close();
+  });
+
+  it('keeps the locks and the pid file out of the logs\' directory', async () => {
+    const store = new LogStore(dir);
+    const log = await store.open('apart', { create: true });
+    expect(dirname(store.lockFile('apart'))).toBe(store.lockDir);
+    expect(existsSync(store.lockFile('apart'))).toBe(true);
+    // The logs' directory holds the log and the locks' directory, nothing a lock made or removes.
+    expect((await readdir(store.dir)).sort()).toEqual(['apart.jsonl', 'locks']);
+    await log.close();
+    expect(await readdir(store.lockDir)).toEqual([`.writer-${process.pid}`]);
+  });
+
+  it('honours a lock a live process keeps under the earlier name beside the log; a dead one is nobody\'s', async () => {
+    const store = new LogStore(dir);
+    const made = await store.open('old', { create: true });
+    await made.close();
+    // pid 1 is always alive (init, or the container's first process).
+    await writeFile(store.legacyLockFile('old'), '1\n');
+    await expect(store.open('old', { create: false })).rejects.toThrow(/locked by process 1\./);
+    expect(existsSync(store.lockFile('old'))).toBe(false);
+
+    await writeFile(store.legacyLockFile('old'), `${await deadPid()}\n`);
+    const log = await store.open('old', { create: false });
+    expect(log.lastSeq).toBe(0);
     await log.close();
   });
 });
