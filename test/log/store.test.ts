@@ -1,8 +1,10 @@
 import fs, { existsSync } from 'node:fs';
-import { appendFile, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { EventBody } from '../../src/core/events.js';
 import { isProxyError } from '../../src/core/errors.js';
+import { IndexJournal } from '../../src/log/index-journal.js';
 import { RawFile } from '../../src/log/raw-file.js';
 import { LogStore } from '../../src/log/store.js';
 import { fakeCredentials } from './fake-credentials.js';
@@ -240,7 +242,7 @@ describe('LogStore / SessionLog', () => {
     expect(await store.readIndex('c')).toEqual({ n: 3 });
     expect(await store.readIndex('a')).toEqual({ n: 1 });
     expect((await readFile(store.indexJournalFile, 'utf8')).endsWith('{"id":"a","index":{"n":\n{"id":"c","index":{"n":3}}\n')).toBe(true);
-    // Removed by hand: nothing is saved any more, and the next save starts it again.
+    // Removed by hand: nothing is saved any more, and the next save after a look starts it again.
     await rm(store.indexJournalFile);
     expect(await store.readIndex('b')).toBeUndefined();
     await store.writeIndex('d', { n: 4 });
@@ -277,6 +279,29 @@ describe('LogStore / SessionLog', () => {
     await writeFile(store.indexFile('bad'), '{"start":');
     const err = await rejection(store.readIndex('bad'));
     expect(isProxyError(err) && err.code).toBe('log_malformed');
+  });
+
+  it('an appender looks again whether the journal is still its file at most every recheck interval', async () => {
+    await mkdir(join(dir, 'sessions'), { recursive: true });
+    let clock = 0;
+    const mine = new IndexJournal(join(dir, 'sessions'), { recheckMs: 200, now: () => clock });
+    const other = new IndexJournal(join(dir, 'sessions'));
+    mine.append('a', { n: 1 });
+    // Another process replaces the file (its compaction at startup).
+    const file = mine.file;
+    await writeFile(`${file}.tmp`, `${JSON.stringify({ id: 'b', index: { n: 2 } })}\n`);
+    await rename(`${file}.tmp`, file);
+    // Within the interval the append goes to the file it holds (no stat per append): a hint lost.
+    clock = 199;
+    mine.append('c', { n: 3 });
+    expect(other.get('c')).toBeUndefined();
+    clock = 200;
+    mine.append('d', { n: 4 });
+    expect(other.get('d')).toEqual({ n: 4 });
+    expect(other.get('b')).toEqual({ n: 2 });
+    expect((await readFile(file, 'utf8')).trimEnd().split('\n')).toHaveLength(2);
+    mine.close();
+    other.close();
   });
 
   it('startup compacts a journal holding more than twice the lines it has sessions', async () => {
