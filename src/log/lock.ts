@@ -34,7 +34,7 @@ let asideCounter = 0;
 /**
  * `log_locked` when a lock under an earlier layout's name (beside the log) names a live process
  * other than this one: a proxy of a version before the locks' own directory still writing the
- * session. A missing, dead or unreadable one is nobody's. One stat when there is none.
+ * session. A missing, dead or unreadable one is nobody's. One failed open when there is none.
  */
 export function refuseLegacyHolder(legacyLockFile: string, logFile: string): void {
   let text: string;
