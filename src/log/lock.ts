@@ -13,7 +13,7 @@
  * remove it by hand), and processes in different pid namespaces sharing a data directory cannot
  * see each other.
  */
-import { linkSync, statSync, unlinkSync } from 'node:fs';
+import { existsSync, linkSync, statSync, unlinkSync } from 'node:fs';
 import { link, readdir, readFile, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -34,14 +34,16 @@ let asideCounter = 0;
 /**
  * `log_locked` when a lock under an earlier layout's name (beside the log) names a live process
  * other than this one: a proxy of a version before the locks' own directory still writing the
- * session. A missing, dead or unreadable one is nobody's. One failed open when there is none.
+ * session. A missing, dead or unreadable one is nobody's. One stat when there is none.
  */
 export function refuseLegacyHolder(legacyLockFile: string, logFile: string): void {
+  // Asked first, so the usual answer (none) costs a stat, not an error thrown and caught.
+  if (!existsSync(legacyLockFile)) return;
   let text: string;
   try {
     text = readSmall(legacyLockFile);
   } catch {
-    return;
+    return; // removed since, or unreadable: nobody's
   }
   const pid = parsePid(text);
   if (pid !== undefined && pid !== process.pid && isAlive(pid)) throw new ProxyError('log_locked', { file: logFile, pid });

@@ -68,8 +68,8 @@ export class LogStore {
   readonly #beforeSync: (() => Promise<void>) | undefined;
   readonly #dirSync: DirSync;
   readonly #journal: IndexJournal;
-  #dirMade = false;
-  #lockDirMade = false;
+  /** Directories this store has made (or found): each is asked for once. */
+  readonly #dirsMade = new Set<string>();
 
   constructor(dataDir: string, opts: StoreOptions = {}) {
     this.dir = resolve(dataDir, 'sessions');
@@ -85,16 +85,11 @@ export class LogStore {
     this.#journal = journal;
   }
 
-  async #ensureDir(): Promise<void> {
-    if (this.#dirMade) return;
-    await mkdir(this.dir, { recursive: true });
-    this.#dirMade = true;
-  }
-
-  async #ensureLockDir(): Promise<void> {
-    if (this.#lockDirMade) return;
-    await mkdir(this.lockDir, { recursive: true });
-    this.#lockDirMade = true;
+  /** `dir` (this.dir or lockDir, which makes this.dir too), made the first time it is asked for. */
+  async #ensure(dir: string): Promise<void> {
+    if (this.#dirsMade.has(dir)) return;
+    await mkdir(dir, { recursive: true });
+    this.#dirsMade.add(dir);
   }
 
   file(id: string): string {
@@ -114,7 +109,7 @@ export class LogStore {
     return join(this.lockDir, `${checkId(id)}.lock`);
   }
 
-  /** Where a lock was kept before the locks had their own directory, still honoured (heldUnder). */
+  /** Where a lock was kept before the locks had their own directory, still honoured (refuseLegacyHolder). */
   legacyLockFile(id: string): string {
     return join(this.dir, `${checkId(id)}.lock`);
   }
@@ -174,7 +169,7 @@ export class LogStore {
       if (!opts.create && !(await this.exists(id))) {
         throw new ProxyError('session_not_found', { session: id, file: this.file(id) });
       }
-      await this.#ensureLockDir();
+      await this.#ensure(this.lockDir);
       // A new log is nobody's yet; an existing one may be held by a process of a version that
       // kept its locks beside the logs.
       if (!opts.create) refuseLegacyHolder(this.legacyLockFile(id), file);
@@ -259,7 +254,7 @@ export class LogStore {
    */
   async writeIndex(id: string, value: unknown): Promise<void> {
     checkId(id);
-    await this.#ensureDir();
+    await this.#ensure(this.dir);
     this.#journal.append(id, value);
   }
 
