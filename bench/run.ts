@@ -21,6 +21,7 @@ import { foldsSection } from './folds.js';
 import { inspectorSection } from './inspector.js';
 import { inspectorPageSection } from './inspector-page.js';
 import { longSessionSection } from './long-session.js';
+import { metricCallsSection } from './metric-calls.js';
 import { measureOverhead } from './overhead.js';
 import { baselineMain, measurePeers, renderPeers } from './peers.js';
 import { measureReplicas, renderReplicas } from './replicas.js';
@@ -53,6 +54,7 @@ const SECTIONS: Record<string, (line: Line) => Promise<boolean>> = {
   startup: (line) => startupSection(line, { dropCaches: flags['drop-caches'] }),
   'live-memory': liveMemorySection,
   'session-files': sessionFilesSection,
+  'metric-calls': metricCallsSection,
   peers: peersSection,
   'peers-baseline': peersBaselineSection,
   wires: wiresSection,

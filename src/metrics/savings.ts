@@ -7,14 +7,15 @@ import type { Usage } from '../core/types.js';
 import { cacheSavingOf } from '../pricing/cost.js';
 import type { Price } from '../pricing/price.js';
 import type { Metrics } from './registry.js';
+import { counterOf, type RouteLabels } from './series.js';
 
 export function recordCacheSaving(
   metrics: Pick<Metrics, 'costSaved'>,
-  labels: { provider: string; model: string },
+  labels: RouteLabels,
   route: { price?: Price },
   usage: Usage | undefined,
 ): void {
   const saved = cacheSavingOf(route.price, usage);
   // inc(0) still creates the series: a priced route shows "saved nothing" rather than no data.
-  if (saved !== undefined) metrics.costSaved.inc(labels, saved);
+  if (saved !== undefined) counterOf(metrics.costSaved, labels).inc(saved);
 }

@@ -95,6 +95,8 @@ export class ImageStore {
    * first), and is then forgotten: the image is written again when a client next sends it.
    */
   async written(): Promise<void> {
+    // The usual case, a request with no image: nothing to wait for (every log sync asks).
+    if (this.#pending.size === 0) return;
     const entries = [...this.#pending];
     const results = await Promise.allSettled(entries.map(([, p]) => p.done));
     let failure: unknown;

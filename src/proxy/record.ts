@@ -6,26 +6,27 @@
 import type { Route } from '../config/routes.js';
 import type { NeutralReply } from '../core/types.js';
 import type { Metrics } from '../metrics/registry.js';
+import { counterOf, histogramOf, routeLabels, type RouteLabels } from '../metrics/series.js';
 import { costOf, storageCostOf } from '../pricing/cost.js';
 
 export function recordReply(
   metrics: Metrics,
-  labels: { provider: string; model: string },
+  labels: RouteLabels,
   route: Pick<Route, 'price'>,
   reply: NeutralReply,
   previousPrompt: number | undefined,
 ): void {
-  if (reply.dropped_blocks !== undefined) metrics.droppedBlocks.inc(labels, reply.dropped_blocks);
+  if (reply.dropped_blocks !== undefined) counterOf(metrics.droppedBlocks, labels).inc(reply.dropped_blocks);
   const u = reply.usage;
   if (u === undefined) return;
-  if (u.prompt_tokens !== undefined) metrics.promptTokens.inc(labels, u.prompt_tokens);
-  if (u.cached_tokens !== undefined) metrics.cachedPromptTokens.inc(labels, u.cached_tokens);
-  if (u.cache_write_tokens !== undefined) metrics.cacheWriteTokens.inc(labels, u.cache_write_tokens);
-  if (u.completion_tokens !== undefined) metrics.completionTokens.inc(labels, u.completion_tokens);
-  if (u.reasoning_tokens !== undefined) metrics.reasoningTokens.inc(labels, u.reasoning_tokens);
-  if (u.prompt_eval_ms !== undefined) metrics.promptEvalSeconds.observe(labels, u.prompt_eval_ms / 1000);
+  if (u.prompt_tokens !== undefined) counterOf(metrics.promptTokens, labels).inc(u.prompt_tokens);
+  if (u.cached_tokens !== undefined) counterOf(metrics.cachedPromptTokens, labels).inc(u.cached_tokens);
+  if (u.cache_write_tokens !== undefined) counterOf(metrics.cacheWriteTokens, labels).inc(u.cache_write_tokens);
+  if (u.completion_tokens !== undefined) counterOf(metrics.completionTokens, labels).inc(u.completion_tokens);
+  if (u.reasoning_tokens !== undefined) counterOf(metrics.reasoningTokens, labels).inc(u.reasoning_tokens);
+  if (u.prompt_eval_ms !== undefined) histogramOf(metrics.promptEvalSeconds, labels).observe(u.prompt_eval_ms / 1000);
   if (u.cached_tokens !== undefined && previousPrompt !== undefined && previousPrompt > 0) {
-    metrics.prefixReuse.observe(labels, Math.min(1, u.cached_tokens / previousPrompt));
+    histogramOf(metrics.prefixReuse, labels).observe(Math.min(1, u.cached_tokens / previousPrompt));
   }
   const split = costOf(route.price, u);
   if (split !== undefined) {
@@ -33,10 +34,10 @@ export function recordReply(
     // The provider's own figure wins; the split keeps the priced proportions.
     const scale = u.cost_usd !== undefined && total > 0 ? u.cost_usd / total : 1;
     for (const kind of ['input', 'cache_read', 'cache_write', 'output'] as const) {
-      if (split[kind] > 0) metrics.cost.inc({ ...labels, kind }, split[kind] * scale);
+      if (split[kind] > 0) counterOf(metrics.cost, labels, 'kind', kind).inc(split[kind] * scale);
     }
   } else if (u.cost_usd !== undefined && u.cost_usd > 0) {
-    metrics.cost.inc({ ...labels, kind: 'input' }, u.cost_usd);
+    counterOf(metrics.cost, labels, 'kind', 'input').inc(u.cost_usd);
   }
 }
 
@@ -51,10 +52,10 @@ export function recordReply(
  * their cost as `kind="cache_storage"` when the route has a storage price.
  */
 export function recordStorage(metrics: Metrics, route: Pick<Route, 'price' | 'provider' | 'label'>, tokenHours: number): void {
-  const labels = { provider: route.provider, model: route.label };
-  metrics.cacheStorage.inc(labels, tokenHours);
+  const labels = routeLabels(route);
+  counterOf(metrics.cacheStorage, labels).inc(tokenHours);
   const usd = storageCostOf(route.price, tokenHours);
-  if (usd !== undefined && usd > 0) metrics.cost.inc({ ...labels, kind: 'cache_storage' }, usd);
+  if (usd !== undefined && usd > 0) counterOf(metrics.cost, labels, 'kind', 'cache_storage').inc(usd);
 }
 
 export function isProviderMiss(cause: string | undefined, cached: number | undefined, previousPrompt: number | undefined): boolean {

@@ -37,10 +37,11 @@ export class Turn {
   /** Append an event to the session's log and fold it into its window and view. */
   append<B extends EventBody>(body: B): B & { seq: number; ts: string } {
     const log = this.session.log;
-    const event = log.append(body, this.#now().toISOString());
+    const now = this.#now();
+    const event = log.append(body, now.toISOString());
     this.appended.push(event);
     this.session.fold(event, log.offsetOf(event.seq) ?? 0);
-    this.session.lastActive = this.#now().getTime();
+    this.session.lastActive = now.getTime();
     return event as unknown as B & { seq: number; ts: string };
   }
 

@@ -11,6 +11,7 @@ import { droppedFields, withoutSampling } from '../../dialects/model-params.js';
 import { dialectFor } from '../../dialects/registry.js';
 import type { InboundDialect, RequestTarget } from '../../dialects/types.js';
 import { redactDeep } from '../../log/redact.js';
+import { routeLabels } from '../../metrics/series.js';
 import { answerKey } from '../../session/manager.js';
 import { withoutVolatile } from '../../window/volatile-lines.js';
 import type { AppDeps } from '../app.js';
@@ -50,7 +51,7 @@ export function admit(inbound: InboundDialect, req: FastifyRequest, deps: AppDep
     client,
     route,
     dialect,
-    labels: { provider: route.provider, model: route.label },
+    labels: routeLabels(route),
     key,
     // A client key is the proxy's own: it is never passed on to the upstream.
     apiKey: route.apiKey ?? (key === undefined ? presented : undefined),

@@ -5,6 +5,7 @@
 import { hintsFor, hintsRecord } from '../../cache-hints/session-hints.js';
 import type { BreakCause } from '../../core/events.js';
 import type { NeutralRequest } from '../../core/types.js';
+import { counterOf } from '../../metrics/series.js';
 import type { Turn } from '../../session/manager.js';
 import { sideParams } from '../../session/side.js';
 import { firstDifference } from '../../window/index.js';
@@ -42,7 +43,7 @@ export async function build(call: Call) {
   });
   turn.sent(built.request);
   summaryOf(call.req).cause = cause;
-  if (built.trimmed) deps.metrics.windowTrims.inc(a.labels);
+  if (built.trimmed) counterOf(deps.metrics.windowTrims, a.labels).inc();
   addForwarded(encoded.headers, a.forwarded, a.dialect);
   if (a.apiKey !== undefined) Object.assign(encoded.headers, a.dialect.authHeaders(a.apiKey));
   return { encoded, digest: built.digest, cause, estTokens: built.estTokens, trimmed: built.trimmed, maxTokens: built.request.params.max_tokens };

@@ -11,6 +11,7 @@ import { ProxyError } from '../../core/errors.js';
 import type { EventOf } from '../../core/events.js';
 import type { NeutralReply, Origin } from '../../core/types.js';
 import type { ClientRequest, ClientStream, Dialect, InboundDialect } from '../../dialects/types.js';
+import { counterOf, type RouteLabels } from '../../metrics/series.js';
 import type { Incoming, Turn } from '../../session/manager.js';
 import type { RequestTrace, Stage } from '../../tracing/request-trace.js';
 import type { AppDeps } from '../app.js';
@@ -21,7 +22,7 @@ export interface Admitted {
   client: ClientRequest;
   route: Route;
   dialect: Dialect;
-  labels: { provider: string; model: string };
+  labels: RouteLabels;
   incoming: Incoming;
   /** The client's key when keys are configured: its spend is charged. */
   key: ClientKey | undefined;
@@ -72,7 +73,7 @@ export class CountedFailure {
 /** Count an upstream failure once, as it is classified. */
 export function upstreamFailure(call: Call, failure: unknown, fallback: string): CountedFailure {
   const status = failure instanceof ProxyError ? failure.code : fallback;
-  call.deps.metrics.upstreamErrors.inc({ ...call.a.labels, status });
+  counterOf(call.deps.metrics.upstreamErrors, call.a.labels, 'status', status).inc();
   return new CountedFailure(failure);
 }
 

@@ -8,6 +8,7 @@ import type { NeutralReply } from '../../core/types.js';
 import { redactDeep } from '../../log/redact.js';
 import { recordPrices } from '../../metrics/prices.js';
 import { recordCacheSaving } from '../../metrics/savings.js';
+import { counterOf, histogramOf } from '../../metrics/series.js';
 import { contentAttributes, prefixAttributes, usageAttributes } from '../../tracing/gen-ai.js';
 import { isProviderMiss, recordReply } from '../record.js';
 import { addUsage, summaries } from '../request-log.js';
@@ -43,9 +44,9 @@ export async function recordAnswer(call: Call, final: NeutralReply, firstByte: n
   recordReply(deps.metrics, a.labels, a.route, final, call.previousPrompt);
   recordCacheSaving(deps.metrics, a.labels, a.route, final.usage);
   if (a.route.price !== undefined) recordPrices(deps.metrics, a.labels, a.route.figures.prices);
-  deps.metrics.cacheBreaks.inc({ ...a.labels, cause: providerMiss ? 'provider_miss' : (cause ?? 'none') });
-  deps.metrics.requests.inc({ ...a.labels, status: '200' });
-  deps.metrics.duration.observe({ ...a.labels, phase: 'total' }, (performance.now() - call.started) / 1000);
+  counterOf(deps.metrics.cacheBreaks, a.labels, 'cause', providerMiss ? 'provider_miss' : (cause ?? 'none')).inc();
+  counterOf(deps.metrics.requests, a.labels, 'status', '200').inc();
+  histogramOf(deps.metrics.duration, a.labels, 'phase', 'total').observe((performance.now() - call.started) / 1000);
   deps.live?.answered(turn.session.id);
 }
 
@@ -72,7 +73,7 @@ export async function fail(call: Call, thrown: unknown): Promise<void> {
   const raw = call.raw;
   if (raw === undefined || call.stream === undefined) throw err;
   const proxyErr = err instanceof ProxyError ? err : new ProxyError('internal_error', { detail: String(err) });
-  call.deps.metrics.requests.inc({ ...call.a.labels, status: String(proxyErr.status) });
+  counterOf(call.deps.metrics.requests, call.a.labels, 'status', String(proxyErr.status)).inc();
   if (!raw.writableEnded) raw.end(call.stream.error(proxyErr));
 }
 

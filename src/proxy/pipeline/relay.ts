@@ -9,6 +9,7 @@ import type { NeutralReply } from '../../core/types.js';
 import { replyDeltas } from '../../dialects/reply-deltas.js';
 import { createEventDecoder } from '../../dialects/stream-decoder.js';
 import type { ClientStream, ReplyMeta, StreamDelta, UpstreamError } from '../../dialects/types.js';
+import { counterOf, histogramOf } from '../../metrics/series.js';
 import { usageAttributes } from '../../tracing/gen-ai.js';
 import type { Answer } from '../attempts.js';
 import { summaryOf } from '../request-log.js';
@@ -25,7 +26,7 @@ export async function relayError(call: Call, reply: FastifyReply, upstream: Extr
   turn.append({ type: 'llm.error', req: call.reqEvent!.seq, status: upstream.status, body: text, ...attemptFields(call) });
   call.logged = true;
   await turn.session.log.endTurn();
-  deps.metrics.upstreamErrors.inc({ ...a.labels, status: String(upstream.status) });
+  counterOf(deps.metrics.upstreamErrors, a.labels, 'status', String(upstream.status)).inc();
   const error = a.dialect.decodeError(upstream.status, text);
   if (error.contextOverflow) throw new CountedFailure(new ProxyError('context_length_exceeded', { detail: error.message }, { param: 'messages' }));
   // The upstream's error goes back as it was, with the headers that tell a client when (and
@@ -39,7 +40,7 @@ export async function relayError(call: Call, reply: FastifyReply, upstream: Extr
   if (!isJsonObject(text) || a.inbound.wire !== a.route.dialect.wire) {
     throw new CountedFailure(new ProxyError('upstream_error', { status: upstream.status, detail: error.message }, { status: upstream.status >= 400 ? upstream.status : 502 }));
   }
-  deps.metrics.requests.inc({ ...a.labels, status: String(upstream.status) });
+  counterOf(deps.metrics.requests, a.labels, 'status', String(upstream.status)).inc();
   await reply.status(upstream.status).header('content-type', 'application/json').send(text);
 }
 
@@ -82,7 +83,7 @@ export async function relay(call: Call, reply: FastifyReply, upstream: Extract<A
   out.flush();
   const final = decoder.finish();
   call.upstreamStage?.set(usageAttributes(final.usage, final.finish_reason));
-  if (firstByte !== undefined) deps.metrics.duration.observe({ ...a.labels, phase: 'ttft' }, (firstByte - call.callStarted!) / 1000);
+  if (firstByte !== undefined) histogramOf(deps.metrics.duration, a.labels, 'phase', 'ttft').observe((firstByte - call.callStarted!) / 1000);
   if (call.clientGone) return logAborted(call, final, firstByte);
   const provider = call.attempts!.deployment.provider;
   const failure = transportError !== undefined ? transportFailure(call, transportError)
@@ -107,8 +108,8 @@ export async function answerFromLog(call: Call, reply: FastifyReply, logged: Neu
   const out = openClient(call, reply, req);
   summaryOf(call.req).from_log = true;
   for (const delta of replyDeltas(logged)) out.write(delta);
-  deps.metrics.retriesAnswered.inc(a.labels);
-  deps.metrics.requests.inc({ ...a.labels, status: '200' });
+  counterOf(deps.metrics.retriesAnswered, a.labels).inc();
+  counterOf(deps.metrics.requests, a.labels, 'status', '200').inc();
   await out.end(logged);
 }
 

@@ -4,6 +4,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ProxyError } from '../../core/errors.js';
+import { histogramOf } from '../../metrics/series.js';
 import { OPERATION } from '../../tracing/gen-ai.js';
 import { UpstreamAttempts, type Answer } from '../attempts.js';
 import { deploymentHeaders } from '../deployment-headers.js';
@@ -22,7 +23,7 @@ const MAX_ERROR_BYTES = 65_536;
 export async function send(call: Call, encoded: Awaited<ReturnType<typeof build>>['encoded']): Promise<Answer | undefined> {
   const { a, deps } = call;
   call.callStarted = performance.now();
-  deps.metrics.duration.observe({ ...a.labels, phase: 'overhead' }, (call.callStarted - call.started) / 1000);
+  histogramOf(deps.metrics.duration, a.labels, 'phase', 'overhead').observe((call.callStarted - call.started) / 1000);
   const summary = summaryOf(call.req);
   summary.overhead_ms = Math.round((call.callStarted - call.started) * 10) / 10;
   call.upstreamStage = call.trace.stage('upstream', `${OPERATION} ${a.route.dialect.model}`);
