@@ -16,7 +16,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { drive } from './peers/agent-driver.js';
-import { cpuMs } from './peers/proc.js';
+import { cpuMs, mainThreadCpuMs } from './peers/proc.js';
 import { startTarget, startUpstream, type Target } from './peers/targets.js';
 import { median, percentile } from './stats.js';
 
@@ -25,16 +25,19 @@ type Workload = 'new-conversation' | 'agent';
 interface Burst {
   requests: number;
   cpuMs: number;
+  mainMs: number;
 }
 
 /** One burst of about `requests` requests of the workload; the CPU the target spent on it. */
 async function burst(target: Target, workload: Workload, requests: number, tag: string): Promise<Burst> {
   const cpu0 = cpuMs(target.pid);
+  const main0 = mainThreadCpuMs(target.pid);
+  const spent = (requests: number): Burst => ({ requests, cpuMs: cpuMs(target.pid) - cpu0, mainMs: mainThreadCpuMs(target.pid) - main0 });
   if (workload === 'agent') {
     // 8 conversations of 25 turns at once: bodies to ~50 KB, as (a) grows them.
     const conversations = Math.max(8, Math.round(requests / 25));
     const run = await drive(target, { concurrency: 8, conversations, turns: 25, turnBytes: () => 2048, stream: false, tag });
-    return { requests: run.samples.length, cpuMs: cpuMs(target.pid) - cpu0 };
+    return spent(run.samples.length);
   }
   let n = 0;
   const result = await autocannon({
@@ -51,7 +54,7 @@ async function burst(target: Target, workload: Workload, requests: number, tag: 
     }],
   });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${target.name}: ${result.non2xx} non-2xx and ${result.errors} errors`);
-  return { requests: result['2xx'], cpuMs: cpuMs(target.pid) - cpu0 };
+  return spent(result['2xx']);
 }
 
 export async function abRun(opts: { baselineMain: string; workload: Workload; pairs: number; requests: number }): Promise<string[]> {
@@ -69,6 +72,8 @@ export async function abRun(opts: { baselineMain: string; workload: Workload; pa
     }
     const perA: number[] = [];
     const perB: number[] = [];
+    const mainA: number[] = [];
+    const mainB: number[] = [];
     const ratios: number[] = [];
     for (let i = 0; i < opts.pairs; i++) {
       // A B in even pairs, B A in odd ones: neither build always runs first.
@@ -77,6 +82,8 @@ export async function abRun(opts: { baselineMain: string; workload: Workload; pa
       for (const t of order) got.set(t, await burst(t, opts.workload, opts.requests, `p${i}-${t.name}`));
       const x = got.get(a)!.cpuMs / got.get(a)!.requests;
       const y = got.get(b)!.cpuMs / got.get(b)!.requests;
+      mainA.push(got.get(a)!.mainMs / got.get(a)!.requests);
+      mainB.push(got.get(b)!.mainMs / got.get(b)!.requests);
       perA.push(x);
       perB.push(y);
       ratios.push(x / y);
@@ -86,10 +93,10 @@ export async function abRun(opts: { baselineMain: string; workload: Workload; pa
     return [
       `A/B, ${opts.workload}: ${opts.pairs} pairs of bursts of ~${opts.requests} requests (A B, then B A), CPU of each target's process per request.`,
       '',
-      '| build | CPU per request, median (ms) | quartiles (ms) |',
-      '|---|---:|---:|',
-      `| this checkout | ${fmt(median(perA))} | ${spread(perA)} |`,
-      `| baseline | ${fmt(median(perB))} | ${spread(perB)} |`,
+      '| build | CPU per request, median (ms) | quartiles (ms) | main thread (ms) | other threads (ms) |',
+      '|---|---:|---:|---:|---:|',
+      `| this checkout | ${fmt(median(perA))} | ${spread(perA)} | ${fmt(median(mainA))} | ${fmt(median(perA.map((v, i) => v - mainA[i]!)))} |`,
+      `| baseline | ${fmt(median(perB))} | ${spread(perB)} | ${fmt(median(mainB))} | ${fmt(median(perB.map((v, i) => v - mainB[i]!)))} |`,
       '',
       `Paired ratio, this checkout over the baseline: median ${fmt(median(ratios))}, quartiles ${spread(ratios)}, below 1 in ${ratios.filter((v) => v < 1).length} of ${ratios.length} pairs.`,
     ];
