@@ -138,7 +138,9 @@ export class GroupCommitWriter {
     const total = this.#queued;
     this.#queue = [];
     this.#queued = 0;
-    writeFully(this.#fh.fd, parts.length === 1 ? parts[0]! : Buffer.concat(parts, total));
+    const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts, total);
+    if (this.#fh.write !== undefined) this.#fh.write(bytes);
+    else writeFully(this.#fh.fd, bytes);
     // A failed write poisons the writer: what it counted then no longer matters.
     this.#written += total;
   }

@@ -17,6 +17,8 @@ const fsyncAsync = promisify(fs.fsync);
 export interface Durable {
   readonly fd: number;
   datasync(): Promise<void>;
+  /** Writes all of `buf` at the end; absent: `writeFully` to `fd`. */
+  write?(buf: Buffer): void;
 }
 
 export class RawFile implements Durable {

@@ -7,7 +7,7 @@ import { ProxyError } from '../core/errors.js';
 import type { EventBody, LogEvent } from '../core/events.js';
 import { GroupCommitWriter } from './group-commit.js';
 import type { FileLock } from './lock.js';
-import type { Durable, RawFile } from './raw-file.js';
+import { writeFully, type Durable, type RawFile } from './raw-file.js';
 import { EventTail } from './event-tail.js';
 import type { TornTail } from './log-line.js';
 
@@ -34,10 +34,12 @@ export interface SessionLogParts {
   /** Called once on close, after the lock is released (the store's in-process guard). */
   onClose: () => void;
   /**
-   * Run beside the first fdatasync, and waited for with it: a new log's directory entry is made
-   * durable there (the store's shared directory sync), not before the request goes on.
+   * A new log's, when it is synced (docs/decisions/0014-a-new-conversations-files-measured.md):
+   * its first sync commits its bytes so far to the process's shared journal (`journal`) instead of
+   * an fdatasync of the new file; the next one syncs the file and, beside it, the directory that
+   * names it (`dirSync`, the store's shared directory sync, docs/decisions/0010-a-new-logs-name-synced-with-its-events.md).
    */
-  firstSync?: () => Promise<void>;
+  newLog?: { journal: (bytes: Buffer) => Promise<void>; dirSync: () => Promise<void> };
 }
 
 export class SessionLog {
@@ -65,7 +67,7 @@ export class SessionLog {
     this.#onRedact = parts.onRedact;
     this.#onClose = parts.onClose;
     this.#beforeSync = parts.beforeSync;
-    this.#writer = new GroupCommitWriter(parts.firstSync === undefined ? parts.fh : withFirstSync(parts.fh, parts.firstSync), parts.size, parts.durable);
+    this.#writer = new GroupCommitWriter(parts.newLog === undefined ? parts.fh : firstSyncShared(parts.fh, parts.newLog), parts.size, parts.durable);
   }
 
   /**
@@ -178,19 +180,31 @@ export class SessionLog {
   }
 }
 
-/** `fh` whose first datasync also waits for `first` (run at the same time); later ones are plain. */
-function withFirstSync(fh: RawFile, first: () => Promise<void>): Durable {
-  let pending: (() => Promise<void>) | undefined = first;
+/**
+ * `fh` for a new log: what is written before its first datasync is kept, and that datasync commits
+ * it to the shared journal; the second syncs the file and its name; later ones the file.
+ */
+function firstSyncShared(fh: RawFile, newLog: NonNullable<SessionLogParts['newLog']>): Durable {
+  let kept: Buffer[] | undefined = [];
+  let named = false;
   return {
     get fd() {
       return fh.fd;
     },
+    write(buf) {
+      writeFully(fh.fd, buf);
+      kept?.push(buf);
+    },
     datasync() {
-      const extra = pending;
-      if (extra === undefined) return fh.datasync();
-      // Asked once: if either fails, the writer is poisoned and syncs no more.
-      pending = undefined;
-      return Promise.all([fh.datasync(), extra()]).then(() => undefined);
+      if (kept !== undefined) {
+        // Asked once: if it fails, the writer is poisoned and syncs no more.
+        const bytes = kept.length === 1 ? kept[0]! : Buffer.concat(kept);
+        kept = undefined;
+        return newLog.journal(bytes);
+      }
+      if (named) return fh.datasync();
+      named = true;
+      return Promise.all([fh.datasync(), newLog.dirSync()]).then(() => undefined);
     },
   };
 }

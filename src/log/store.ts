@@ -7,6 +7,7 @@
  *   sessions/sidecars.ndjson every session's sidecar (what locates it, where its next load may
  *                            start reading), a line per save (index-journal.ts)
  *   sessions/<id>.idx.json   a sidecar as proxies before the journal wrote it, still read
+ *   sessions/first-syncs/    new logs' first syncs, one journal per process (first-syncs.ts)
  *
  * One writer per session: in this process, opening an id that is already open is `log_locked`
  * naming this process (one owner, one close; share the SessionLog instead); across processes the
@@ -15,6 +16,7 @@
 import { mkdir, readdir, readFile, stat, truncate } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ProxyError } from '../core/errors.js';
+import { FirstSyncJournal, recoverFirstSyncs, type Recovered } from './first-syncs.js';
 import { IndexJournal } from './index-journal.js';
 import { acquireLock, refuseLegacyHolder, type FileLock } from './lock.js';
 import { RawFile } from './raw-file.js';
@@ -61,6 +63,9 @@ const openHere = new Set<string>();
 /** One journal object per directory in this process, so a compaction never strands an appender. */
 const journals = new Map<string, IndexJournal>();
 
+/** One first-sync journal per directory in this process: its segments are this process's. */
+const firstSyncJournals = new Map<string, FirstSyncJournal>();
+
 export class LogStore {
   readonly dir: string;
   readonly #onRedact: RedactionListener | undefined;
@@ -70,6 +75,7 @@ export class LogStore {
   readonly #journal: IndexJournal;
   /** Directories this store has made (or found): each is asked for once. */
   readonly #dirsMade = new Set<string>();
+  readonly #firstSyncs: FirstSyncJournal;
 
   constructor(dataDir: string, opts: StoreOptions = {}) {
     this.dir = resolve(dataDir, 'sessions');
@@ -83,6 +89,12 @@ export class LogStore {
       journals.set(this.dir, journal);
     }
     this.#journal = journal;
+    let firstSyncs = firstSyncJournals.get(this.dir);
+    if (firstSyncs === undefined) {
+      firstSyncs = new FirstSyncJournal(this.dir);
+      firstSyncJournals.set(this.dir, firstSyncs);
+    }
+    this.#firstSyncs = firstSyncs;
   }
 
   /** `dir` (this.dir or lockDir, which makes this.dir too), made the first time it is asked for. */
@@ -178,13 +190,14 @@ export class LogStore {
         // A new session's log: created and opened for appending in one call, nothing to read.
         fh = await createExclusive(file);
         if (fh !== undefined) {
-          // The new name is made durable with the log's first sync, in the same wait, not before
-          // the request goes on: nothing depends on it sooner (docs/decisions/0010-a-new-logs-name-synced-with-its-events.md).
+          // Its first sync goes to the shared journal; the file and its name are made durable with
+          // its next sync or the journal's checkpoint (docs/decisions/0014-a-new-conversations-files-measured.md).
           const dirSync = this.#dirSync;
+          const journal = this.#firstSyncs;
           return new SessionLog({
             id, file, fh, lock, events: [], offsets: [], size: 0, repaired: undefined, lastSeq: 0,
             onRedact: this.#onRedact, durable: this.#durable, beforeSync: this.#beforeSync, onClose: () => openHere.delete(file),
-            ...(this.#durable ? { firstSync: () => dirSync.sync() } : {}),
+            ...(this.#durable ? { newLog: { journal: (bytes: Buffer) => journal.commit(id, file, bytes), dirSync: () => dirSync.sync() } } : {}),
           });
         }
       }
@@ -265,9 +278,21 @@ export class LogStore {
     return saved;
   }
 
-  /** Lets go of the journal's and the directory's descriptors; the next save or new session opens them again. */
-  close(): Promise<void> {
+  /**
+   * Before a proxy reads any log: the first syncs a crashed process left in its journal are put
+   * back into their logs (first-syncs.ts). Readers (`read`, the CLI) never do this.
+   */
+  recoverFirstSyncs(): Promise<Recovered> {
+    return recoverFirstSyncs(this.dir, (id) => this.file(id));
+  }
+
+  /**
+   * Checkpoints the first-sync journal (its logs made durable, its segments removed) and lets go
+   * of the journals' and the directory's descriptors; the next save or new session opens them again.
+   */
+  async close(): Promise<void> {
     this.#journal.close();
+    await this.#firstSyncs.close();
     return this.#dirSync.close();
   }
 }

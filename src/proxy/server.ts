@@ -38,7 +38,7 @@ export async function startProxy(config: Config, opts: { now?: () => Date; logge
   // events read from a shared store have their images fetched before a request is built on them.
   const store = await openStore({
     kind: config.store.kind, dataDir: config.dataDir, urlEnv: config.store.urlEnv, pool: config.store.pool, lockWaitMs: config.store.lockWaitMs,
-    connectTimeoutMs: config.store.connectTimeoutMs,
+    connectTimeoutMs: config.store.connectTimeoutMs, recover: true,
     durability: config.sessions.durability, beforeSync: () => images.written(), afterRead: (events) => images.preload(events),
     onRedact: (_session, _seq, hits) => {
       for (const kind of hits) metrics.redactions.inc({ kind });

@@ -20,6 +20,11 @@ export interface StoreSettings {
   /** PostgreSQL: awaited with the events a writer reads that this process may not have seen. */
   afterRead?: (events: readonly LogEvent[]) => Promise<void>;
   onRedact?: RedactionListener;
+  /**
+   * The files: put back the first syncs a crashed process left in its journal before anything is
+   * read (src/log/first-syncs.ts). The proxy asks it; the CLI's readers do not.
+   */
+  recover?: boolean;
 }
 
 export async function openStore(s: StoreSettings, env: NodeJS.ProcessEnv = process.env): Promise<Store> {
@@ -28,7 +33,11 @@ export async function openStore(s: StoreSettings, env: NodeJS.ProcessEnv = proce
     ...(s.beforeSync === undefined ? {} : { beforeSync: s.beforeSync }),
     ...(s.onRedact === undefined ? {} : { onRedact: s.onRedact }),
   };
-  if (s.kind === 'files') return new FileStore(s.dataDir, common);
+  if (s.kind === 'files') {
+    const store = new FileStore(s.dataDir, common);
+    if (s.recover === true) await store.recoverFirstSyncs();
+    return store;
+  }
   const url = env[s.urlEnv];
   if (url === undefined || url === '') {
     throw new ProxyError('config_invalid', { file: 'config', key: 'store.url_env', detail: `[store] kind = "postgres" reads the database URL from $${s.urlEnv}, which is not set` });

@@ -325,47 +325,57 @@ describe('LogStore / SessionLog', () => {
 });
 
 describe('durability', () => {
-  it('the directory entry of a new log is synced through one descriptor, held open until the store closes', async () => {
+  it('a one-request log is synced through the shared journal: neither its file nor the directory is synced for it', async () => {
     const store = new LogStore(dir);
-    const opens = vi.spyOn(RawFile, 'open');
-    const syncs = vi.spyOn(RawFile.prototype, 'sync');
-    const dirOpens = () => opens.mock.calls.filter(([path]) => path === store.dir).length;
     const written = async (id: string) => {
       const log = await store.open(id, { create: true });
       log.append(userMsg(id), TS);
+      await log.sync();
       await log.close();
     };
+    await written('warm'); // the journal's directory and first segment are made and named once
+    const opens = vi.spyOn(RawFile, 'open');
+    const syncs = vi.spyOn(RawFile.prototype, 'sync');
+    const dataSyncs = vi.spyOn(RawFile.prototype, 'datasync');
     for (const id of ['a', 'b', 'c']) await written(id);
-    expect([dirOpens(), syncs.mock.calls.length]).toStrictEqual([1, 3]);
-    await store.close();
-    await written('d');
-    expect([dirOpens(), syncs.mock.calls.length]).toStrictEqual([2, 4]);
+    // One fdatasync each, all of the journal's segment: no directory sync, no own file opened again.
+    expect([syncs.mock.calls.length, dataSyncs.mock.calls.length]).toStrictEqual([0, 3]);
+    expect(opens.mock.calls.filter(([path]) => path === store.dir)).toHaveLength(0);
     await store.close();
   });
 
-  it('a new log\'s directory entry is synced with its first events, in the same wait, and only then', async () => {
+  it('a new log\'s first sync goes to the journal; its second syncs its file and the directory, in the same wait', async () => {
     const store = new LogStore(dir);
+    const log = await store.open('first', { create: true });
     const dirSyncs = vi.spyOn(RawFile.prototype, 'sync');
     const dataSyncs = vi.spyOn(RawFile.prototype, 'datasync');
-    const log = await store.open('first', { create: true });
     // Nothing waits on the disk before the request goes on.
     expect([dirSyncs.mock.calls.length, dataSyncs.mock.calls.length]).toStrictEqual([0, 0]);
     log.append(userMsg('one'), TS);
-    let synced = false;
-    const first = log.sync().then(() => (synced = true));
-    // Both started before either is waited for: one wait, not two in a row.
-    await vi.waitFor(() => expect([dirSyncs.mock.calls.length, dataSyncs.mock.calls.length]).toStrictEqual([1, 1]));
-    await first;
-    expect(synced).toBe(true);
-    log.append(userMsg('two'), TS);
     await log.sync();
-    expect([dirSyncs.mock.calls.length, dataSyncs.mock.calls.length]).toStrictEqual([1, 2]);
+    // The journal: its segment's fdatasync, and the directories naming it (made here, once).
+    const afterFirst = [dirSyncs.mock.calls.length, dataSyncs.mock.calls.length];
+    expect(afterFirst[1]).toBe(1);
+    const segments = await readdir(join(store.dir, 'first-syncs'));
+    expect(segments).toHaveLength(1);
+    const own = await readFile(log.file);
+    expect(await readFile(join(store.dir, 'first-syncs', segments[0]!))).toStrictEqual(Buffer.concat([Buffer.from(`{"id":"first","len":${own.length}}\n`), own]));
+    log.append(userMsg('two'), TS);
+    let synced = false;
+    const second = log.sync().then(() => (synced = true));
+    // The file and its name, both started before either is waited for: one wait, not two in a row.
+    await vi.waitFor(() => expect([dirSyncs.mock.calls.length, dataSyncs.mock.calls.length]).toStrictEqual([afterFirst[0]! + 1, 2]));
+    await second;
+    expect(synced).toBe(true);
+    log.append(userMsg('three'), TS);
+    await log.sync();
+    expect([dirSyncs.mock.calls.length, dataSyncs.mock.calls.length]).toStrictEqual([afterFirst[0]! + 1, 3]);
     await log.close();
     // A log opened again (not created) never syncs the directory.
     const again = await store.open('first', { create: false });
-    again.append(userMsg('three'), TS);
+    again.append(userMsg('four'), TS);
     await again.close();
-    expect(dirSyncs.mock.calls.length).toBe(1);
+    expect(dirSyncs.mock.calls.length).toBe(afterFirst[0]! + 1);
     await store.close();
   });
 

@@ -1,9 +1,11 @@
 /** The store contract on the file store, and what only files have: a torn last line, cut on open. */
-import { appendFile, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { appendFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileStore } from '../../src/store/files.js';
+import { openStore } from '../../src/store/open.js';
 import { storeContract } from './contract.js';
 
 async function makeFiles() {
@@ -54,6 +56,25 @@ describe('file store only', () => {
       expect(snap).toEqual({ id: 's1', index: undefined, size: w.size });
     } finally {
       await b.cleanup();
+    }
+  });
+
+  it('the proxy\'s store puts back the first syncs a crashed process left before anything reads; a reader\'s does not', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'pp-first-syncs-'));
+    try {
+      const line = `${JSON.stringify({ seq: 1, ts: 'T', type: 'client.msg', msg: { role: 'user', content: 'hi' } })}\n`;
+      const segments = join(dataDir, 'sessions', 'first-syncs');
+      await mkdir(segments, { recursive: true });
+      await writeFile(join(segments, `${spawnSync('true').pid}-0.log`), `{"id":"s1","len":${Buffer.byteLength(line)}}\n${line}`);
+      const reader = await openStore({ kind: 'files', dataDir, urlEnv: '' });
+      expect(await reader.exists('s1')).toBe(false);
+      await reader.close();
+      const proxy = await openStore({ kind: 'files', dataDir, urlEnv: '', recover: true });
+      expect(await readFile(join(dataDir, 'sessions', 's1.jsonl'), 'utf8')).toBe(line);
+      expect(await proxy.listSessions()).toStrictEqual(['s1']);
+      await proxy.close();
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
     }
   });
 });
