@@ -93,7 +93,7 @@ export async function abRun(opts: { baselineMain: string; workload: Workload; pa
     return [
       `A/B, ${opts.workload}: ${opts.pairs} pairs of bursts of ~${opts.requests} requests (A B, then B A), CPU of each target's process per request.`,
       '',
-      '| build | CPU per request, median (ms) | quartiles (ms) | main thread (ms) | other threads (ms) |',
+      '| build | CPU per request, median (ms) | quartiles (ms) | main thread (ms) | other threads and children (ms) |',
       '|---|---:|---:|---:|---:|',
       `| this checkout | ${fmt(median(perA))} | ${spread(perA)} | ${fmt(median(mainA))} | ${fmt(median(perA.map((v, i) => v - mainA[i]!)))} |`,
       `| baseline | ${fmt(median(perB))} | ${spread(perB)} | ${fmt(median(mainB))} | ${fmt(median(perB.map((v, i) => v - mainB[i]!)))} |`,

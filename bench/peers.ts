@@ -161,7 +161,7 @@ export function renderPeers(report: PeersReport, started: Date, heading: string[
     ...heading,
     '',
     `Measured ${started.toISOString()} by bench/peers.ts; Node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}).`,
-    'Every target is its own process; CPU is that process\'s user + system time from /proc over the measured requests only',
+    'Every target is its own process; CPU is that process\'s user + system time from /proc (with any child it waited for: prefix-proxy\'s checkpoint runs `sync -f`) over the measured requests only',
     '(10 ms ticks), divided by the requests; RSS is its VmRSS at the end of the run. The targets forward to one fake',
     'OpenAI-compatible upstream process (node:http, answers at once with a fixed 12-token reply and usage, parses nothing),',
     'measured alone as the first row. The bare pipe is node:http in, an undici Pool out, bodies streamed, nothing parsed.',

@@ -10,9 +10,13 @@ const TICKS_PER_SECOND = (() => {
   }
 })();
 
-/** User plus system CPU time of a process so far, in ms (resolution: one clock tick, usually 10 ms). */
+/**
+ * User plus system CPU time of a process so far, its children's that it has waited for included
+ * (prefix-proxy's first-sync checkpoint runs `sync -f`, whose syncfs does its work in the child),
+ * in ms (resolution: one clock tick, usually 10 ms).
+ */
 export function cpuMs(pid: number): number {
-  return statCpuMs(`/proc/${pid}/stat`);
+  return statCpuMs(`/proc/${pid}/stat`, true);
 }
 
 /**
@@ -20,16 +24,17 @@ export function cpuMs(pid: number): number {
  * threads' (libuv's pool, which makes and syncs files, and V8's helpers, which collect and compile).
  */
 export function mainThreadCpuMs(pid: number): number {
-  return statCpuMs(`/proc/${pid}/task/${pid}/stat`);
+  return statCpuMs(`/proc/${pid}/task/${pid}/stat`, false);
 }
 
-function statCpuMs(file: string): number {
+function statCpuMs(file: string, children: boolean): number {
   const stat = readFileSync(file, 'utf8');
   // The command name (field 2) may hold spaces and parentheses: count fields after its closing one.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const utime = Number(fields[11]);
   const stime = Number(fields[12]);
-  return ((utime + stime) * 1000) / TICKS_PER_SECOND;
+  const waited = children ? Number(fields[13]) + Number(fields[14]) : 0;
+  return ((utime + stime + waited) * 1000) / TICKS_PER_SECOND;
 }
 
 /** Resident set size of a process, in MiB (VmRSS). */

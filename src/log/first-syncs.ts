@@ -42,6 +42,8 @@ export class FirstSyncJournal {
   #n = 0;
   readonly #retiring = new Set<Promise<void>>();
   readonly #segmentBytes: number;
+  /** This process's segments not yet removed: a recovery in this process leaves them alone. */
+  readonly #files = new Set<string>();
 
   /** `segmentBytes`: when a segment is retired (tests make it small). */
   constructor(logsDir: string, segmentBytes = SEGMENT_BYTES) {
@@ -61,6 +63,14 @@ export class FirstSyncJournal {
       });
     }
     const segment = await current;
+    if (segment.writer.error !== undefined) {
+      // A segment whose write or sync failed takes no more records: the next one is a new file.
+      if (this.#current === current) {
+        this.#current = undefined;
+        this.#retire(segment);
+      }
+      return this.commit(id, file, bytes);
+    }
     segment.covers.push(file);
     segment.writer.write(Buffer.concat([Buffer.from(`${JSON.stringify({ id, len: bytes.length })}\n`), bytes]));
     const synced = segment.writer.sync();
@@ -69,6 +79,11 @@ export class FirstSyncJournal {
       this.#retire(segment);
     }
     return synced;
+  }
+
+  /** Whether `file` is one of this journal's segments, still in use or being retired. */
+  holds(file: string): boolean {
+    return this.#files.has(file);
   }
 
   /** Checkpoints and removes every segment (the proxy stops); the next first sync opens a new one. */
@@ -102,6 +117,7 @@ export class FirstSyncJournal {
           return Promise.all([fh.datasync(), syncDir(this.dir)]).then(() => undefined);
         },
       }, 0, true);
+      this.#files.add(file);
       return { file, fh, writer, covers: [] };
     }
   }
@@ -114,6 +130,7 @@ export class FirstSyncJournal {
       if (segment.writer.error !== undefined) return; // kept for the next start to recover
       await checkpoint(this.#logs, segment.covers);
       await unlink(segment.file).catch(() => undefined);
+      this.#files.delete(segment.file);
     })().catch(() => undefined) // a checkpoint that fails leaves the segment for the next start
       .finally(() => this.#retiring.delete(done));
     this.#retiring.add(done);
@@ -167,9 +184,10 @@ export interface Recovered {
  * included, from before this start) is read; each record's own file keeps its bytes if its first
  * bytes are the record's, and is written again from the record otherwise (cut to them: nothing
  * after them was acknowledged). Then the files are made durable and the segment removed. `fileOf`
- * gives an id's own file, throwing for an id that cannot be one (its record is skipped).
+ * gives an id's own file, throwing for an id that cannot be one (its record is skipped); `inUse`,
+ * whether a segment is this process's journal's own, still written (left alone).
  */
-export async function recoverFirstSyncs(logsDir: string, fileOf: (id: string) => string): Promise<Recovered> {
+export async function recoverFirstSyncs(logsDir: string, fileOf: (id: string) => string, inUse: (segment: string) => boolean = () => false): Promise<Recovered> {
   const dir = join(logsDir, 'first-syncs');
   let names: string[];
   try {
@@ -181,8 +199,8 @@ export async function recoverFirstSyncs(logsDir: string, fileOf: (id: string) =>
   const out: Recovered = { segments: 0, repaired: [] };
   for (const name of names.sort()) {
     const pid = /^(\d{1,10})-\d+\.log$/.exec(name)?.[1];
-    if (pid === undefined || (Number(pid) !== process.pid && isAlive(Number(pid)))) continue;
     const segment = join(dir, name);
+    if (pid === undefined || (Number(pid) !== process.pid && isAlive(Number(pid))) || inUse(segment)) continue;
     const files: string[] = [];
     for (const { id, bytes } of records(await readFile(segment))) {
       let file: string;

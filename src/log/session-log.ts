@@ -34,12 +34,13 @@ export interface SessionLogParts {
   /** Called once on close, after the lock is released (the store's in-process guard). */
   onClose: () => void;
   /**
-   * A new log's, when it is synced (docs/decisions/0014-a-new-conversations-files-measured.md):
-   * its first sync commits its bytes so far to the process's shared journal (`journal`) instead of
-   * an fdatasync of the new file; the next one syncs the file and, beside it, the directory that
-   * names it (`dirSync`, the store's shared directory sync, docs/decisions/0010-a-new-logs-name-synced-with-its-events.md).
+   * How a durable log's name is made durable (docs/decisions/0014-a-new-conversations-files-measured.md).
+   * A new log's first sync commits its bytes so far to the process's shared journal (`journal`)
+   * instead of an fdatasync of the new file. The first sync of the file itself (a new log's second,
+   * a log opened again's first: its name may still rest on a journal's checkpoint) syncs, beside
+   * it, the directory that names it (`dirSync`, the store's shared directory sync, 0010).
    */
-  newLog?: { journal: (bytes: Buffer) => Promise<void>; dirSync: () => Promise<void> };
+  names?: { journal?: (bytes: Buffer) => Promise<void>; dirSync: () => Promise<void> };
 }
 
 export class SessionLog {
@@ -67,7 +68,7 @@ export class SessionLog {
     this.#onRedact = parts.onRedact;
     this.#onClose = parts.onClose;
     this.#beforeSync = parts.beforeSync;
-    this.#writer = new GroupCommitWriter(parts.newLog === undefined ? parts.fh : firstSyncShared(parts.fh, parts.newLog), parts.size, parts.durable);
+    this.#writer = new GroupCommitWriter(parts.names === undefined ? parts.fh : namedWithSyncs(parts.fh, parts.names), parts.size, parts.durable);
   }
 
   /**
@@ -181,11 +182,12 @@ export class SessionLog {
 }
 
 /**
- * `fh` for a new log: what is written before its first datasync is kept, and that datasync commits
- * it to the shared journal; the second syncs the file and its name; later ones the file.
+ * `fh` whose name is made durable with its first own datasync. With a `journal` (a new log), what
+ * is written before the first datasync is kept and that datasync commits it to the journal; the
+ * file's own first datasync is then the second.
  */
-function firstSyncShared(fh: RawFile, newLog: NonNullable<SessionLogParts['newLog']>): Durable {
-  let kept: Buffer[] | undefined = [];
+function namedWithSyncs(fh: RawFile, names: NonNullable<SessionLogParts['names']>): Durable {
+  let kept: Buffer[] | undefined = names.journal === undefined ? undefined : [];
   let named = false;
   return {
     get fd() {
@@ -200,11 +202,11 @@ function firstSyncShared(fh: RawFile, newLog: NonNullable<SessionLogParts['newLo
         // Asked once: if it fails, the writer is poisoned and syncs no more.
         const bytes = kept.length === 1 ? kept[0]! : Buffer.concat(kept);
         kept = undefined;
-        return newLog.journal(bytes);
+        return names.journal!(bytes);
       }
       if (named) return fh.datasync();
       named = true;
-      return Promise.all([fh.datasync(), newLog.dirSync()]).then(() => undefined);
+      return Promise.all([fh.datasync(), names.dirSync()]).then(() => undefined);
     },
   };
 }

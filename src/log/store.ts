@@ -197,7 +197,7 @@ export class LogStore {
           return new SessionLog({
             id, file, fh, lock, events: [], offsets: [], size: 0, repaired: undefined, lastSeq: 0,
             onRedact: this.#onRedact, durable: this.#durable, beforeSync: this.#beforeSync, onClose: () => openHere.delete(file),
-            ...(this.#durable ? { newLog: { journal: (bytes: Buffer) => journal.commit(id, file, bytes), dirSync: () => dirSync.sync() } } : {}),
+            ...(this.#durable ? { names: { journal: (bytes: Buffer) => journal.commit(id, file, bytes), dirSync: () => dirSync.sync() } } : {}),
           });
         }
       }
@@ -224,6 +224,9 @@ export class LogStore {
         durable: this.#durable,
         beforeSync: this.#beforeSync,
         onClose: () => openHere.delete(file),
+        // Its name may rest on a first-sync journal not yet checkpointed (this process's or a
+        // running one's): synced with the log's first sync, shared with the logs synced together.
+        ...(this.#durable ? { names: { dirSync: () => this.#dirSync.sync() } } : {}),
       });
     } catch (err) {
       try {
@@ -283,7 +286,7 @@ export class LogStore {
    * back into their logs (first-syncs.ts). Readers (`read`, the CLI) never do this.
    */
   recoverFirstSyncs(): Promise<Recovered> {
-    return recoverFirstSyncs(this.dir, (id) => this.file(id));
+    return recoverFirstSyncs(this.dir, (id) => this.file(id), (segment) => this.#firstSyncs.holds(segment));
   }
 
   /**

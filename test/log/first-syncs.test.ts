@@ -70,6 +70,7 @@ describe('the first-sync journal', () => {
     const long = await store.open('kept', { create: false });
     long.append(userMsg('a second turn'), TS);
     await long.close();
+    // (Its close synced it, and its name with it: a log opened again does not lean on the journal.)
     const keptWhole = await readFile(store.file('kept'));
     const segment = await asCrashed(store);
     // What a power loss can leave of files written but not synced: nothing, other bytes, no name.
@@ -127,6 +128,19 @@ describe('the first-sync journal', () => {
     expect(await recoverFirstSyncs(store.dir, (id) => store.file(id))).toStrictEqual({ segments: 2, repaired: [store.file('mine')] });
     expect((await store.read('mine')).events).toHaveLength(2);
     expect(existsSync(join(store.dir, '..', 'escape.jsonl'))).toBe(false);
+  });
+
+  it('a proxy that starts beside a store of this process still writing its journal leaves that journal alone', async () => {
+    const store = new LogStore(dir);
+    const bytes = await oneRequestLogs(store, ['live']);
+    const [name] = await readdir(join(store.dir, 'first-syncs'));
+    expect(await new LogStore(dir).recoverFirstSyncs()).toStrictEqual({ segments: 0, repaired: [] });
+    expect(await readdir(join(store.dir, 'first-syncs'))).toStrictEqual([name]);
+    // It goes on taking records, and closing the store checkpoints and removes it.
+    await oneRequestLogs(store, ['later']);
+    await store.close();
+    expect(await readdir(join(store.dir, 'first-syncs'))).toStrictEqual([]);
+    expect(await readFile(store.file('live'))).toStrictEqual(bytes.get('live'));
   });
 
   it('a segment is retired past its size: its logs made durable, then it is removed; closing retires the last', async () => {
