@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { GroupCommitWriter } from './group-commit.js';
 import { isAlive } from './lock.js';
 import { RawFile } from './raw-file.js';
+import { namedWithSyncs } from './session-log.js';
 
 /** A segment past this is retired: checkpointed, then removed. */
 const SEGMENT_BYTES = 4 * 2 ** 20;
@@ -72,7 +73,9 @@ export class FirstSyncJournal {
       return this.commit(id, file, bytes);
     }
     segment.covers.push(file);
-    segment.writer.write(Buffer.concat([Buffer.from(`${JSON.stringify({ id, len: bytes.length })}\n`), bytes]));
+    // Queued in one task: the group commit writes both in one call, the bytes not copied here.
+    segment.writer.write(Buffer.from(`${JSON.stringify({ id, len: bytes.length })}\n`));
+    segment.writer.write(bytes);
     const synced = segment.writer.sync();
     if (segment.writer.end >= this.#segmentBytes && this.#current === current) {
       this.#current = undefined;
@@ -107,16 +110,8 @@ export class FirstSyncJournal {
         if ((err as NodeJS.ErrnoException).code === 'EEXIST') continue; // a dead process's of the same pid, not yet recovered
         throw err;
       }
-      // The segment's own name is made durable with its first fdatasync.
-      let named = false;
-      const writer = new GroupCommitWriter({
-        fd: fh.fd,
-        datasync: () => {
-          if (named) return fh.datasync();
-          named = true;
-          return Promise.all([fh.datasync(), syncDir(this.dir)]).then(() => undefined);
-        },
-      }, 0, true);
+      // The segment's own name is made durable with its first fdatasync, as a reopened log's is.
+      const writer = new GroupCommitWriter(namedWithSyncs(fh, { dirSync: () => syncDir(this.dir) }), 0, true);
       this.#files.add(file);
       return { file, fh, writer, covers: [] };
     }

@@ -186,7 +186,7 @@ export class SessionLog {
  * is written before the first datasync is kept and that datasync commits it to the journal; the
  * file's own first datasync is then the second.
  */
-function namedWithSyncs(fh: RawFile, names: NonNullable<SessionLogParts['names']>): Durable {
+export function namedWithSyncs(fh: RawFile, names: NonNullable<SessionLogParts['names']>): Durable {
   let kept: Buffer[] | undefined = names.journal === undefined ? undefined : [];
   let named = false;
   return {
