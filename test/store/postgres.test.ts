@@ -23,16 +23,18 @@ afterAll(() => server?.stop());
 const START: EventBody = { type: 'session.start', recipe: { version: 1 } as never, ids: [] };
 const msg = (content: string): EventBody => ({ type: 'client.msg', msg: { role: 'user', content } });
 
-async function makePg() {
+// A claim waits 300 ms for a lock by default here, so that tests of a refusal are quick; a test
+// that holds a lock on purpose and then lets it go asks for longer, or a loaded machine fails it.
+async function makePg(lockWaitMs = 300) {
   const url = await server.createDatabase(`db${++dbs}`);
-  const store = await PgStore.connect(url, { lockWaitMs: 300 });
+  const store = await PgStore.connect(url, { lockWaitMs });
   const raw = new pg.Client({ connectionString: url });
   await raw.connect();
   return {
     url,
     raw,
     store,
-    another: () => PgStore.connect(url, { lockWaitMs: 300 }),
+    another: () => PgStore.connect(url, { lockWaitMs }),
     async rawLines(id: string) {
       const { rows } = await raw.query<{ line: string }>('SELECT line FROM events WHERE session_id = $1 ORDER BY seq', [id]);
       return rows.map((r) => r.line);
@@ -103,7 +105,7 @@ describe('postgres store only', () => {
   });
 
   it('a claim catches up with what another replica appended, and the offsets go on from its end', async () => {
-    const b = await makePg();
+    const b = await makePg(10_000);
     const other = await b.another();
     try {
       const a = await b.store.open('s1', { create: true });
@@ -136,7 +138,7 @@ describe('postgres store only', () => {
   });
 
   it('a claim waits for the commit of the batch that gave the session back, and reads what it wrote', async () => {
-    const b = await makePg();
+    const b = await makePg(10_000);
     try {
       const a = await b.store.open('s1', { create: true });
       await a.claim();
