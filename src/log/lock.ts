@@ -1,5 +1,6 @@
 /**
- * One writer per session across processes: `<id>.lock` holds the writer's pid. It is made as a
+ * One writer per session across processes, for a log that existed when it was opened (a new one
+ * is held through its writer's list, held-list.ts): `<id>.lock` holds the writer's pid. It is made as a
  * hard link to this process's own pid file in the same directory (`.writer-<pid>`, written once),
  * which fails if the name is taken as `wx` would, without giving each lock an inode of its own: on
  * the file systems measured here allocating one cost ~0.5 ms of kernel CPU against ~12 µs for a
@@ -116,21 +117,24 @@ async function writePidFile(dir: string): Promise<PidFile | undefined> {
   } catch {
     return undefined; // the locks are then created one by one, and that reports any real fault
   }
-  if (exitRemovals.size === 0) process.once('exit', removePidFiles);
-  exitRemovals.add(file);
-  void removeDeadPidFiles(dir);
+  removeOnExit(file);
+  void removeFilesOfDeadPids(dir, PID_FILE_RE);
   const { dev, ino } = statSync(file);
   return { file, dev, ino };
 }
 
+const PID_FILE_RE = /^\.writer-([0-9]{1,10})$/;
+
 /**
- * Pid files of processes that died without exiting (killed): their locks, if any are left, keep
- * the inode and the dead pid, so removing the name changes nothing but the listing.
+ * Removes the files in `dir` whose names (`re`, the pid its first group) say they belong to a dead
+ * process other than this one: pid files and held lists (held-list.ts) of processes killed before
+ * they could remove their own. A pid file's locks, if any are left, keep the inode and the dead
+ * pid, so removing the name changes nothing but the listing.
  */
-async function removeDeadPidFiles(dir: string): Promise<void> {
+export async function removeFilesOfDeadPids(dir: string, re: RegExp): Promise<void> {
   try {
     for (const name of await readdir(dir)) {
-      const pid = /^\.writer-([0-9]{1,10})$/.exec(name)?.[1];
+      const pid = re.exec(name)?.[1];
       if (pid !== undefined && Number(pid) !== process.pid && !isAlive(Number(pid))) await unlink(join(dir, name)).catch(() => undefined);
     }
   } catch {
@@ -140,8 +144,13 @@ async function removeDeadPidFiles(dir: string): Promise<void> {
 
 const exitRemovals = new Set<string>();
 
-/** The links that are locks keep the inode: removing the name takes no lock away. */
-function removePidFiles(): void {
+/** Removed when this process exits: the links that are locks keep their inode, so no lock goes with it. */
+export function removeOnExit(file: string): void {
+  if (exitRemovals.size === 0) process.once('exit', removeAtExit);
+  exitRemovals.add(file);
+}
+
+function removeAtExit(): void {
   for (const file of exitRemovals) {
     try {
       unlinkSync(file);

@@ -2,8 +2,9 @@
  * The file backend of the log (docs/architecture.md section 3). Layout under the data directory:
  *
  *   sessions/<id>.jsonl      one event per line, append-only
- *   sessions/locks/<id>.lock the writer's pid while a SessionLog is open (lock.ts), in a directory
- *                            of their own (docs/decisions/0012-locks-apart-from-the-logs.md)
+ *   sessions/locks/<id>.lock the writer's pid while a SessionLog of a log that existed is open
+ *                            (lock.ts), in a directory of their own (docs/decisions/0012-locks-apart-from-the-logs.md)
+ *   sessions/locks/.held-<pid> the new logs a process holds without a lock file (held-list.ts)
  *   sessions/sidecars.ndjson every session's sidecar (what locates it, where its next load may
  *                            start reading), a line per save (index-journal.ts)
  *   sessions/<id>.idx.json   a sidecar as proxies before the journal wrote it, still read
@@ -11,13 +12,15 @@
  *
  * One writer per session: in this process, opening an id that is already open is `log_locked`
  * naming this process (one owner, one close; share the SessionLog instead); across processes the
- * lock file decides (lock.ts). Readers (`read`, or `readLog` on `file(id)`) take no lock.
+ * exclusive create decides a new log, and the lock file and the other processes' held lists an
+ * existing one (lock.ts, held-list.ts). Readers (`read`, or `readLog` on `file(id)`) take no lock.
  */
 import { mkdir, readdir, readFile, stat, truncate } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ProxyError } from '../core/errors.js';
 import { FirstSyncJournal, recoverFirstSyncs, type Recovered } from './first-syncs.js';
 import { IndexJournal } from './index-journal.js';
+import { heldElsewhere, heldListIn } from './held-list.js';
 import { acquireLock, refuseLegacyHolder, type FileLock } from './lock.js';
 import { RawFile } from './raw-file.js';
 import { readEventBefore, readLog, type LogRead, type ReadOptions } from './reader.js';
@@ -167,6 +170,21 @@ export class LogStore {
   }
 
   /**
+   * A new session's log, nothing to read. Its first sync goes to the shared journal; the file and
+   * its name are made durable with its next sync or the journal's checkpoint
+   * (docs/decisions/0014-a-new-conversations-files-measured.md).
+   */
+  #newLog(id: string, file: string, fh: RawFile, lock: FileLock): SessionLog {
+    const dirSync = this.#dirSync;
+    const journal = this.#firstSyncs;
+    return new SessionLog({
+      id, file, fh, lock, events: [], offsets: [], size: 0, repaired: undefined, lastSeq: 0,
+      onRedact: this.#onRedact, durable: this.#durable, beforeSync: this.#beforeSync, onClose: () => openHere.delete(file),
+      ...(this.#durable ? { names: { journal: (bytes: Buffer) => journal.commit(id, file, bytes), dirSync: () => dirSync.sync() } } : {}),
+    });
+  }
+
+  /**
    * Opens a log for writing: takes the lock, reads it (from `fromOffset` if given), cuts off a
    * torn last line (reported in `repaired`), and returns the one writer. A malformed line that is
    * not the last is `log_malformed` and the file is left as it was.
@@ -182,24 +200,32 @@ export class LogStore {
         throw new ProxyError('session_not_found', { session: id, file: this.file(id) });
       }
       await this.#ensure(this.lockDir);
-      // A new log is nobody's yet; an existing one may be held by a process of a version that
-      // kept its locks beside the logs.
-      if (!opts.create) refuseLegacyHolder(this.legacyLockFile(id), file);
-      lock = await acquireLock(this.lockFile(id), file);
       if (opts.create) {
-        // A new session's log: created and opened for appending in one call, nothing to read.
-        fh = await createExclusive(file);
-        if (fh !== undefined) {
-          // Its first sync goes to the shared journal; the file and its name are made durable with
-          // its next sync or the journal's checkpoint (docs/decisions/0014-a-new-conversations-files-measured.md).
-          const dirSync = this.#dirSync;
-          const journal = this.#firstSyncs;
-          return new SessionLog({
-            id, file, fh, lock, events: [], offsets: [], size: 0, repaired: undefined, lastSeq: 0,
-            onRedact: this.#onRedact, durable: this.#durable, beforeSync: this.#beforeSync, onClose: () => openHere.delete(file),
-            ...(this.#durable ? { names: { journal: (bytes: Buffer) => journal.commit(id, file, bytes), dirSync: () => dirSync.sync() } } : {}),
-          });
+        // A new log is held through this process's list, named there before the file exists
+        // (held-list.ts); a list that cannot be written, or a log that exists, takes a lock file.
+        const held = heldListIn(this.lockDir);
+        if (held.take(id)) {
+          try {
+            fh = await createExclusive(file);
+          } catch (err) {
+            held.release(id);
+            throw err;
+          }
+          if (fh !== undefined) return this.#newLog(id, file, fh, held.lockOf(id));
+          held.release(id);
         }
+      } else {
+        // An existing one may be held by a process of a version that kept its locks beside the logs.
+        refuseLegacyHolder(this.legacyLockFile(id), file);
+      }
+      lock = await acquireLock(this.lockFile(id), file);
+      // A lock file of its own is not enough: another process may hold the log through its list.
+      const holder = await heldElsewhere(this.lockDir, id);
+      if (holder !== undefined) throw new ProxyError('log_locked', { file, pid: holder });
+      if (opts.create && fh === undefined) {
+        // Only when the list could not be written: created under the lock, as before the lists.
+        fh = await createExclusive(file);
+        if (fh !== undefined) return this.#newLog(id, file, fh, lock);
       }
       const read = await readLog(file, readOptions(opts));
       if (read.torn !== undefined) {

@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isProxyError } from '../../src/core/errors.js';
+import { HeldList, holds } from '../../src/log/held-list.js';
 import { LogStore } from '../../src/log/store.js';
 import { Child, requireDist, tempDir } from './helpers.js';
 
@@ -20,6 +21,15 @@ afterEach(async () => {
   await cleanup();
 });
 
+/** A log made and closed: its next open takes a lock file (a new one is held through the list). */
+async function existing(store: LogStore, id: string): Promise<void> {
+  await (await store.open(id, { create: true })).close();
+}
+
+function heldListOf(store: LogStore, pid: number): string {
+  return join(store.lockDir, `.held-${pid}`);
+}
+
 /** A pid that surely belongs to no process: a child that has exited and been reaped. */
 async function deadPid(): Promise<number> {
   const child = spawn(process.execPath, ['-e', '']);
@@ -28,12 +38,20 @@ async function deadPid(): Promise<number> {
 }
 
 describe('the lock file', () => {
-  it('a second process cannot open a locked session; once it dies the lock is taken over', async () => {
+  it.each([
+    ['a new log, held through its list', 'new'],
+    ['a log opened again, held by its lock file', 'reopened'],
+  ])('a second process cannot open %s; once it dies the session is taken over', async (_what, how) => {
     const store = new LogStore(dir);
-    const holder = new Child('hold-lock.mjs', [dir, 'shared']);
+    const holder = new Child('hold-lock.mjs', [dir, 'shared', how]);
     children.push(holder);
     await holder.waitFor((l) => l.startsWith('ready '));
-    expect(await readFile(store.lockFile('shared'), 'utf8')).toBe(`${holder.pid}\n`);
+    if (how === 'new') {
+      expect(existsSync(store.lockFile('shared'))).toBe(false);
+      expect(holds(await readFile(heldListOf(store, holder.pid), 'latin1'), 'shared')).toBe(true);
+    } else {
+      expect(await readFile(store.lockFile('shared'), 'utf8')).toBe(`${holder.pid}\n`);
+    }
 
     let err: unknown;
     try {
@@ -43,6 +61,10 @@ describe('the lock file', () => {
     }
     expect(isProxyError(err) && err.code).toBe('log_locked');
     expect((err as Error).message).toBe(`${store.file('shared')}: the session is locked by process ${holder.pid}.`);
+    // Refused, it leaves no lock file of its own behind.
+    if (how === 'new') expect(existsSync(store.lockFile('shared'))).toBe(false);
+    // A create of the same id meets the log and is refused the same way.
+    await expect(store.open('shared', { create: true })).rejects.toMatchObject({ code: 'log_locked' });
 
     // Readers need no lock.
     expect((await store.read('shared')).events).toHaveLength(1);
@@ -55,12 +77,24 @@ describe('the lock file', () => {
     expect(existsSync(store.lockFile('shared'))).toBe(false);
   });
 
+  it('a log its holder closed is free to another process at once', async () => {
+    const store = new LogStore(dir);
+    const holder = new Child('hold-lock.mjs', [dir, 'given', 'closed']);
+    children.push(holder);
+    await holder.waitFor((l) => l.startsWith('ready '));
+    const text = await readFile(heldListOf(store, holder.pid), 'latin1');
+    expect(text).toBe('+given\n-given\n');
+    const log = await store.open('given', { create: false });
+    expect(log.lastSeq).toBe(1);
+    await log.close();
+  });
+
   it('a lock left by a dead pid is stale and taken over', async () => {
     const store = new LogStore(dir);
-    await mkdir(store.lockDir, { recursive: true });
+    await existing(store, 'stale');
     const pid = await deadPid();
     await writeFile(store.lockFile('stale'), `${pid}\n`);
-    const log = await store.open('stale', { create: true });
+    const log = await store.open('stale', { create: false });
     expect(await readFile(store.lockFile('stale'), 'utf8')).toBe(`${process.pid}\n`);
     await log.close();
     expect(existsSync(store.lockFile('stale'))).toBe(false);
@@ -68,27 +102,33 @@ describe('the lock file', () => {
 
   it('an empty lock (a writer that died between create and write) is stale after a grace period', async () => {
     const store = new LogStore(dir);
-    await mkdir(store.lockDir, { recursive: true });
+    await existing(store, 'empty');
     await writeFile(store.lockFile('empty'), '');
-    const log = await store.open('empty', { create: true });
+    const log = await store.open('empty', { create: false });
     expect(await readFile(store.lockFile('empty'), 'utf8')).toBe(`${process.pid}\n`);
     await log.close();
   });
 
-  it('a live foreign pid in the lock is log_locked even without a writer behind it', async () => {
+  it('a live foreign pid in the lock is log_locked even without a writer behind it; a new log is decided by its create', async () => {
     const store = new LogStore(dir);
-    await mkdir(store.lockDir, { recursive: true });
+    await existing(store, 'live');
     // pid 1 is always alive (init, or the container's first process).
     await writeFile(store.lockFile('live'), '1\n');
-    await expect(store.open('live', { create: true })).rejects.toThrow(/locked by process 1\./);
+    await expect(store.open('live', { create: false })).rejects.toThrow(/locked by process 1\./);
     expect(await readFile(store.lockFile('live'), 'utf8')).toBe('1\n');
+    // A lock file under a name with no log does not stop its create, and is left alone.
+    await writeFile(store.lockFile('fresh'), '1\n');
+    const fresh = await store.open('fresh', { create: true });
+    await fresh.close();
+    expect(await readFile(store.lockFile('fresh'), 'utf8')).toBe('1\n');
   });
 
   it('every lock this process holds is a link to its one pid file, which it makes again if removed', async () => {
     const store = new LogStore(dir);
+    for (const id of ['a', 'b', 'c', 'd']) await existing(store, id);
     const pidFile = join(store.lockDir, `.writer-${process.pid}`);
-    const a = await store.open('a', { create: true });
-    const b = await store.open('b', { create: true });
+    const a = await store.open('a', { create: false });
+    const b = await store.open('b', { create: false });
     // One inode for the pid file and both locks: no lock allocated an inode of its own.
     const ino = statSync(pidFile).ino;
     expect([statSync(store.lockFile('a')).ino, statSync(store.lockFile('b')).ino]).toStrictEqual([ino, ino]);
@@ -98,10 +138,10 @@ describe('the lock file', () => {
     expect(await readFile(store.lockFile('b'), 'utf8')).toBe(`${process.pid}\n`);
 
     await rm(pidFile);
-    const c = await store.open('c', { create: true });
+    const c = await store.open('c', { create: false });
     expect(await readFile(store.lockFile('c'), 'utf8')).toBe(`${process.pid}\n`);
     await c.close();
-    const d = await store.open('d', { create: true });
+    const d = await store.open('d', { create: false });
     expect(statSync(store.lockFile('d')).ino).toBe(statSync(pidFile).ino);
     await Promise.all([b.close(), d.close()]);
     expect(statSync(pidFile).nlink).toBe(1);
@@ -109,36 +149,46 @@ describe('the lock file', () => {
 
   it('closing leaves a lock that is no longer the one it made (taken over by a process that judged it dead)', async () => {
     const store = new LogStore(dir);
-    const log = await store.open('taken', { create: true });
+    await existing(store, 'taken');
+    const log = await store.open('taken', { create: false });
     await rm(store.lockFile('taken'));
     await writeFile(store.lockFile('taken'), '1\n');
     await log.close();
     expect(await readFile(store.lockFile('taken'), 'utf8')).toBe('1\n');
   });
 
-  it('the pid file of a process killed before it could remove its own is removed by the next writer', async () => {
+  it('the pid file and held list of a process killed before it could remove its own are removed by the next writer', async () => {
     const store = new LogStore(dir);
     await mkdir(store.lockDir, { recursive: true });
-    const dead = join(store.lockDir, `.writer-${await deadPid()}`);
-    const live = join(store.lockDir, '.writer-1');
-    await writeFile(dead, '1234\n');
-    await writeFile(live, '1\n');
-    const log = await store.open('after', { create: true });
-    for (let i = 0; i < 100 && existsSync(dead); i++) await new Promise((r) => setTimeout(r, 10));
-    expect(existsSync(dead)).toBe(false);
-    expect(existsSync(live)).toBe(true);
-    await log.close();
+    const pid = await deadPid();
+    const dead = [join(store.lockDir, `.writer-${pid}`), heldListOf(store, pid), `${heldListOf(store, pid)}.next`];
+    const live = [join(store.lockDir, '.writer-1'), heldListOf(store, 1)];
+    for (const f of dead) await writeFile(f, f.includes('held') ? '+after\n' : '1234\n');
+    for (const f of live) await writeFile(f, f.includes('held') ? '+other\n' : '1\n');
+    await existing(store, 'after');
+    await existing(store, 'other');
+    // A list whose process is dead holds nothing; a live one's holds what it names.
+    await (await store.open('after', { create: false })).close();
+    await expect(store.open('other', { create: false })).rejects.toThrow(/locked by process 1\./);
+    for (let i = 0; i < 100 && dead.some((f) => existsSync(f)); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(dead.filter((f) => existsSync(f))).toEqual([]);
+    expect(live.filter((f) => existsSync(f))).toEqual(live);
   });
 
-  it('keeps the locks and the pid file out of the logs\' directory', async () => {
+  it('keeps the locks, the pid file and the held list out of the logs\' directory', async () => {
     const store = new LogStore(dir);
     const log = await store.open('apart', { create: true });
     expect(dirname(store.lockFile('apart'))).toBe(store.lockDir);
-    expect(existsSync(store.lockFile('apart'))).toBe(true);
+    expect(existsSync(store.lockFile('apart'))).toBe(false);
     // The logs' directory holds the log and the locks' directory, nothing a lock made or removes.
     expect((await readdir(store.dir)).sort()).toEqual(['apart.jsonl', 'locks']);
+    expect(await readdir(store.lockDir)).toEqual([`.held-${process.pid}`]);
     await log.close();
-    expect(await readdir(store.lockDir)).toEqual([`.writer-${process.pid}`]);
+    const again = await store.open('apart', { create: false });
+    expect(existsSync(store.lockFile('apart'))).toBe(true);
+    await again.close();
+    expect((await readdir(store.dir)).sort()).toEqual(['apart.jsonl', 'locks']);
+    expect((await readdir(store.lockDir)).sort()).toEqual([`.held-${process.pid}`, `.writer-${process.pid}`]);
   });
 
   it('honours a lock a live process keeps under the earlier name beside the log; a dead one is nobody\'s', async () => {
@@ -156,3 +206,40 @@ describe('the lock file', () => {
     await log.close();
   });
 });
+
+describe('the held list', () => {
+  it('names a taken id until it is given back; a torn last line and a longer id do not count', () => {
+    expect(holds('+a\n', 'a')).toBe(true);
+    expect(holds('+a\n-a\n', 'a')).toBe(false);
+    expect(holds('+a\n-a\n+a\n', 'a')).toBe(true);
+    expect(holds('+ab\n+b-a\n', 'a')).toBe(false);
+    expect(holds('+b\n+a', 'a')).toBe(false);
+    expect(holds('+a\n-a', 'a')).toBe(true);
+  });
+
+  it('is compacted past 64 KB to the ids still held, and a reader of it sees each', async () => {
+    await mkdir(join(dir, 'locks'), { recursive: true });
+    const list = new HeldList(join(dir, 'locks'));
+    const kept: string[] = [];
+    let largest = 0;
+    for (let i = 0; i < 3000; i++) {
+      const id = `session-${String(i).padStart(6, '0')}-abcdefghijklmnop`;
+      expect(list.take(id)).toBe(true);
+      if (i % 100 === 0) kept.push(id);
+      else list.release(id);
+      largest = Math.max(largest, statSync(list.file).size);
+    }
+    // 3,000 ids taken and given back are ~190 KB of lines: compacted, the file never passed 64 KB by more than a line.
+    expect(largest).toBeLessThan(64 * 1024 + 64);
+    const text = await readFile(list.file, 'latin1');
+    for (const id of kept) expect(holds(text, id)).toBe(true);
+    expect(holds(text, 'session-000001-abcdefghijklmnop')).toBe(false);
+    expect(holds(text, 'session-002999-abcdefghijklmnop')).toBe(false);
+    for (const id of kept) list.release(id);
+    expect(kept.some((id) => holds(readFileSyncLatin1(list.file), id))).toBe(false);
+  });
+});
+
+function readFileSyncLatin1(file: string): string {
+  return readFileSync(file, 'latin1');
+}

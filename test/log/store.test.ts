@@ -198,7 +198,9 @@ describe('LogStore / SessionLog', () => {
     const err = await rejection(new LogStore(dir).open('one', { create: true }));
     expect(isProxyError(err) && err.code).toBe('log_locked');
     expect(err.message).toContain(String(process.pid));
-    expect(await readFile(store.lockFile('one'), 'utf8')).toBe(`${process.pid}\n`);
+    // A new log: held through this process's list, no lock file.
+    expect(existsSync(store.lockFile('one'))).toBe(false);
+    expect(await readFile(join(store.lockDir, `.held-${process.pid}`), 'latin1')).toContain('+one\n');
     await log.close();
     expect(existsSync(store.lockFile('one'))).toBe(false);
     const again = await store.open('one', { create: false });
