@@ -207,6 +207,37 @@ describe('the lock file', () => {
   });
 });
 
+describe('one writer across processes', () => {
+  it('three processes creating the same new logs, then opening them again, for seconds, never write one at once', async () => {
+    const store = new LogStore(dir);
+    const ids = Array.from({ length: 100 }, (_, i) => `c-${i}`);
+    const procs = [1, 2, 3].map(() => new Child('contend.mjs', [dir, '3000', String(ids.length)]));
+    children.push(...procs);
+    // They start together, once all are loaded, so they meet on every new id.
+    await Promise.all(procs.map((p) => p.waitFor((l) => l === 'ready', 20_000)));
+    await writeFile(join(dir, 'go'), '');
+    const done = await Promise.all(procs.map((p) => p.waitFor((l) => l.startsWith('done '), 20_000)));
+    const [wrote, refused] = done.map((l) => l.split(' ').slice(1).map(Number)).reduce((a, b) => [a[0]! + b[0]!, a[1]! + b[1]!]);
+    // Enough of both to mean something: turns written, and refusals met while another held a log.
+    expect(wrote).toBeGreaterThan(100);
+    expect(refused).toBeGreaterThan(10);
+    let turns = 0;
+    for (const id of ids) {
+      const read = await store.read(id);
+      expect(read.torn).toBeUndefined();
+      // One writer at a time: seqs 1..n with no repeat, and every "begin" followed by its own "end".
+      expect(read.events.map((e) => e.seq)).toEqual(read.events.map((_, i) => i + 1));
+      const said = read.events.map((e) => String((e as { msg?: { content?: unknown } }).msg?.content));
+      for (let i = 0; i < said.length; i += 2) {
+        expect(said[i]).toMatch(/^begin \d+$/);
+        expect(said[i + 1]).toBe(said[i]!.replace('begin', 'end'));
+      }
+      turns += said.length / 2;
+    }
+    expect(turns).toBe(wrote);
+  });
+});
+
 describe('the held list', () => {
   it('names a taken id until it is given back; a torn last line and a longer id do not count', () => {
     expect(holds('+a\n', 'a')).toBe(true);
