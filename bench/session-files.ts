@@ -1,6 +1,6 @@
 /**
  * What a new session's files cost the proxy, apart from everything else a request does: the file
- * store's whole life of a session (its log created and its lock linked, two events appended and
+ * store's whole life of a session (its log named in the writer's held list and created, two events appended and
  * synced, its sidecar's line appended to the journal, closed) in a loop, 10 at a time, against a
  * floor in the same run: the same lines of every session appended to one shared file with the
  * same group commit, which is what a log shared by sessions would pay. User and system CPU of this process per session (the thread
@@ -91,7 +91,7 @@ export async function sessionFilesSection(line: Line): Promise<boolean> {
   }
   line('## Session files: what a new session\'s files cost');
   line();
-  line(`The file store's life of one session (its log created and its lock linked, two events appended and synced, its sidecar's line`);
+  line(`The file store's life of one session (its log named in the writer's held list and created, two events appended and synced, its sidecar's line`);
   line(`appended to the journal, closed),`);
   line(`${SESSIONS.toLocaleString('en')} sessions ${CONCURRENCY} at a time, with \`durability = "fsync"\` and \`"write"\`; beside it the floor a log shared by sessions`);
   line('would pay: the same lines appended to one file with the same group commit. CPU of the process per session (its thread');
