@@ -16,7 +16,7 @@
  * passes COMPACT_BYTES, so a reader never reads much. A process that dies leaves its list; a list
  * whose pid is dead holds nothing, and the next list made in the directory removes it.
  */
-import { closeSync, openSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, renameSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { writeFully } from './raw-file.js';
@@ -92,9 +92,9 @@ export class HeldList {
   #compact(): void {
     const text = [...this.#held].map((id) => `+${id}\n`).join('');
     const next = `${this.file}.next`;
-    writeFileSync(next, text, 'latin1');
-    const fd = openSync(next, 'a');
+    const fd = openSync(next, 'w');
     try {
+      writeFully(fd, Buffer.from(text, 'latin1'));
       renameSync(next, this.file);
     } catch (err) {
       closeSync(fd);

@@ -195,6 +195,8 @@ export class LogStore {
     openHere.add(file);
     let lock: FileLock | undefined;
     let fh: RawFile | undefined;
+    /** A create named in this process's held list, whether or not the log was new. */
+    let listed = false;
     try {
       if (!opts.create && !(await this.exists(id))) {
         throw new ProxyError('session_not_found', { session: id, file: this.file(id) });
@@ -204,7 +206,8 @@ export class LogStore {
         // A new log is held through this process's list, named there before the file exists
         // (held-list.ts); a list that cannot be written, or a log that exists, takes a lock file.
         const held = heldListIn(this.lockDir);
-        if (held.take(id)) {
+        listed = held.take(id);
+        if (listed) {
           try {
             fh = await createExclusive(file);
           } catch (err) {
@@ -222,8 +225,8 @@ export class LogStore {
       // A lock file of its own is not enough: another process may hold the log through its list.
       const holder = await heldElsewhere(this.lockDir, id);
       if (holder !== undefined) throw new ProxyError('log_locked', { file, pid: holder });
-      if (opts.create && fh === undefined) {
-        // Only when the list could not be written: created under the lock, as before the lists.
+      if (opts.create && !listed) {
+        // The list could not be written: created under the lock, as before the lists.
         fh = await createExclusive(file);
         if (fh !== undefined) return this.#newLog(id, file, fh, lock);
       }

@@ -89,6 +89,16 @@ describe('the lock file', () => {
     await log.close();
   });
 
+  it('a new log whose list cannot be written takes a lock file instead', async () => {
+    const store = new LogStore(dir);
+    // A directory where the list would be: it cannot be opened for writing.
+    await mkdir(heldListOf(store, process.pid), { recursive: true });
+    const log = await store.open('fallback', { create: true });
+    expect(await readFile(store.lockFile('fallback'), 'utf8')).toBe(`${process.pid}\n`);
+    await log.close();
+    expect(existsSync(store.lockFile('fallback'))).toBe(false);
+  });
+
   it('a lock left by a dead pid is stale and taken over', async () => {
     const store = new LogStore(dir);
     await existing(store, 'stale');
