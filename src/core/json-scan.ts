@@ -106,6 +106,26 @@ export function scanElements(b: Buffer, i: number, first: boolean): { ends: numb
  * the last, and the layout could name the first).
  */
 export function arrayLayout(b: Buffer, key: string): ArrayLayout | undefined {
+  return readObject(b, key, true);
+}
+
+/**
+ * The keys before the top-level array under `key` and the offset just after its `[`, read that
+ * far and no further: nothing after the `[` is looked at (not even whether the key comes again).
+ */
+export function listOpening(b: Buffer, key: string): Pick<ArrayLayout, 'before' | 'open'> | undefined {
+  return readObject(b, key, false);
+}
+
+/** `i` at or before a value (spaces skipped): the offset after its last byte, or -1. */
+export function valueEnd(b: Buffer, i: number): number {
+  i = skipSpace(b, i);
+  return i < b.length ? skipValue(b, i) : -1;
+}
+
+function readObject(b: Buffer, key: string, whole: true): ArrayLayout | undefined;
+function readObject(b: Buffer, key: string, whole: false): Pick<ArrayLayout, 'before' | 'open'> | undefined;
+function readObject(b: Buffer, key: string, whole: boolean): Pick<ArrayLayout, 'before' | 'open'> | undefined {
   let i = skipSpace(b, 0);
   if (b[i] !== OPEN_BRACE) return undefined;
   i = skipSpace(b, i + 1);
@@ -123,6 +143,7 @@ export function arrayLayout(b: Buffer, key: string): ArrayLayout | undefined {
     i = skipSpace(b, i + 1);
     if (name === key) {
       if (found !== undefined || b[i] !== OPEN_BRACKET) return undefined;
+      if (!whole) return { before: [...before], open: i + 1 };
       const elements = scanElements(b, i + 1, true);
       if (elements === undefined) return undefined;
       found = { before: [...before], open: i + 1, ends: elements.ends, close: elements.close };

@@ -28,7 +28,8 @@ import { recordStorage } from './record.js';
 import { RetrySignals } from './retries.js';
 import { WireMemo } from './wire-memo.js';
 import { BodyListMemo } from './list-memo.js';
-import { BodyMemo } from './body-memo.js';
+import { BodyMemo, MIN_BYTES as BODY_MEMO_MIN_BYTES } from './body-memo.js';
+import { HeadMemo } from './head-memo.js';
 import type { Upstreams } from './upstream.js';
 import { clientErrorHandler } from './header-overflow.js';
 import type { Tracing } from '../tracing/tracing.js';
@@ -55,6 +56,8 @@ export interface AppDeps {
   wireMemo?: WireMemo;
   /** Keeps recent client bodies so the next one of a conversation parses only what is new. */
   bodyMemo?: BodyMemo;
+  /** Parses the head a client repeats once, for bodies under the body memo's floor. */
+  headMemo?: HeadMemo;
   /** Keeps each conversation's last upstream body; made here from the config when not given. */
   listMemo?: BodyListMemo;
   /** Client keys; made here from the config when not given. */
@@ -88,6 +91,7 @@ export function buildApp(given: AppDeps): FastifyInstance {
     // `wire_cache_mb` bounds the two memos together, half each.
     wireMemo: given.wireMemo ?? new WireMemo(given.config.sessions.wireCacheMb * 2 ** 19),
     bodyMemo: given.bodyMemo ?? new BodyMemo(BODY_MEMO_BYTES),
+    headMemo: given.headMemo ?? new HeadMemo(),
     listMemo: given.listMemo ?? new BodyListMemo(given.config.sessions.wireCacheMb * 2 ** 19),
     auth: given.auth ?? new ClientAuth(given.config.auth),
     live: given.live ?? new LiveFeed({ pollMs: given.inspector?.pollMs ?? 5000, heartbeatMs: given.inspector?.heartbeatMs ?? 15_000 }),
@@ -105,9 +109,12 @@ export function buildApp(given: AppDeps): FastifyInstance {
   // any other type is a 415 (src/proxy/request-guard.ts says why).
   app.removeAllContentTypeParsers();
   const bodyMemo = deps.bodyMemo!;
+  const headMemo = deps.headMemo!;
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body, done) => {
     try {
-      done(null, bodyMemo.parse(body as Buffer, inboundOf.get(req.routeOptions.url ?? '')?.bodyList));
+      const bytes = body as Buffer;
+      const memo = bytes.length < BODY_MEMO_MIN_BYTES ? headMemo : bodyMemo;
+      done(null, memo.parse(bytes, inboundOf.get(req.routeOptions.url ?? '')?.bodyList));
     } catch (err) {
       done(new ProxyError('invalid_json', { detail: (err as Error).message }), undefined);
     }

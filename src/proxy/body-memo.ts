@@ -12,10 +12,10 @@
  * so every parsed value is frozen: code that changed a client's body in place would throw rather
  * than change an earlier request's.
  */
-import { CLOSE_BRACE, QUOTE } from '../core/json-depth.js';
-import { arrayLayout, scanElements, skipSpace, type ArrayLayout } from '../core/json-scan.js';
+import { arrayLayout, scanElements, type ArrayLayout } from '../core/json-scan.js';
 import { deepFreeze } from '../core/deep-freeze.js';
 import { recordShared } from '../core/list-lineage.js';
+import { firstDifferingByte, isPlainObject, objectRest, unsafeKey } from './body-bytes.js';
 
 /**
  * Smaller bodies are parsed whole, not kept and not frozen: they parse in under ~0.6 ms, and with
@@ -24,7 +24,7 @@ import { recordShared } from '../core/list-lineage.js';
  * repeated elements are taken as parsed, and the checks and conversions the wires keep for them
  * (src/core/list-lineage.ts) make the rest of the request O(new) too.
  */
-const MIN_BYTES = 256 * 1024;
+export const MIN_BYTES = 256 * 1024;
 /** Kept bodies, most recent first: enough for the conversations active at once. */
 const MAX_ENTRIES = 16;
 
@@ -254,54 +254,11 @@ function sharedElements(body: Buffer, bytes: Buffer, layout: ArrayLayout): numbe
   return lo;
 }
 
-const CHUNK = 64 * 1024;
-
-/** The first offset below `limit` where the two differ, or `limit`; memcmp does the reading. */
-function firstDifferingByte(a: Buffer, b: Buffer, limit: number): number {
-  for (let lo = 0; lo < limit; lo += CHUNK) {
-    let hi = Math.min(limit, lo + CHUNK);
-    if (a.compare(b, lo, hi, lo, hi) === 0) continue;
-    let start = lo;
-    while (hi - start > 32) {
-      const mid = (start + hi) >> 1;
-      if (a.compare(b, start, mid, start, mid) === 0) start = mid;
-      else hi = mid;
-    }
-    for (let i = start; i < hi; i++) if (a[i] !== b[i]) return i;
-    return hi;
-  }
-  return limit;
-}
-
 /** The elements after `from` (just after an element) up to the list's `]`, without the separating comma. */
 function listText(b: Buffer, from: number, close: number): string {
   const text = b.toString('utf8', from, close);
   const comma = text.indexOf(',');
   return comma < 0 ? '' : text.slice(comma + 1);
-}
-
-/**
- * What follows the list's `]` in the top-level object, without the separating comma: `"k":v,...}`
- * or `}`. Undefined where that is not JSON's (a trailing comma, no comma, other spaces), so the
- * body is parsed whole for JSON.parse's error.
- */
-function objectRest(b: Buffer, from: number): string | undefined {
-  const i = skipSpace(b, from);
-  if (b[i] === CLOSE_BRACE) return b.toString('utf8', i);
-  if (b[i] !== COMMA) return undefined;
-  const next = skipSpace(b, i + 1);
-  return b[next] === QUOTE ? b.toString('utf8', next) : undefined;
-}
-
-const COMMA = 0x2c;
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** Keys an object literal would not copy as own data (`__proto__`), or that JS orders first (integers). */
-function unsafeKey(k: string): boolean {
-  return k === '__proto__' || /^(0|[1-9][0-9]*)$/.test(k);
 }
 
 /**

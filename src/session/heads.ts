@@ -27,6 +27,7 @@ const RECENT = 4;
 
 interface Seen {
   system: string | undefined;
+  /** The tools last met for this head: a list resent as the same array matches by identity. */
   tools: readonly ToolSpec[];
   head: Head;
 }
@@ -37,7 +38,13 @@ export class Heads {
 
   resolve(system: string | undefined, tools: readonly ToolSpec[]): Head {
     for (const r of this.#recent) {
-      if (r.system === system && sameJson(r.tools, tools)) return r.head;
+      if (r.system !== system) continue;
+      if (r.tools === tools) return r.head;
+      if (sameJson(r.tools, tools)) {
+        // The client's next body hands the same list over again (src/proxy/head-memo.ts): an identity check then.
+        r.tools = tools;
+        return r.head;
+      }
     }
     const key = `${system === undefined ? '0' : '1' + system}\u0000${JSON.stringify(tools)}`;
     let head = this.#seen.get(key);

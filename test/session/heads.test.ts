@@ -27,4 +27,20 @@ describe('Heads', () => {
     const secret = heads.resolve('key: sk-ant-api03-' + 'x'.repeat(90), []);
     expect(secret.system).toContain('[redacted:');
   });
+
+  it('compares a list met again as the same array by identity, not by a walk', () => {
+    const heads = new Heads();
+    const first = heads.resolve('sys', tools('Reads a file.'));
+    // The body memo hands a repeated head over as the same frozen objects (src/proxy/head-memo.ts).
+    const again = tools('Reads a file.');
+    let reads = 0;
+    const fn = again[0]!.function;
+    Object.defineProperty(again[0], 'function', { enumerable: true, get: () => (reads++, fn) });
+    expect(heads.resolve('sys', again)).toBe(first);
+    const walked = reads;
+    expect(walked).toBeGreaterThan(0);
+    expect(heads.resolve('sys', again)).toBe(first);
+    expect(heads.resolve('sys', again)).toBe(first);
+    expect(reads).toBe(walked);
+  });
 });

@@ -1,0 +1,174 @@
+/**
+ * The head a client repeats on every request, parsed once. A coding agent sends the same system
+ * prompt and tool catalogue, 30-60 KB of JSON, with every request of every conversation, around a
+ * conversation of its own; bodies under the body memo's floor (src/proxy/body-memo.ts) were parsed
+ * whole each time, and the agent's-head load spent a sixth of its CPU there (docs/decisions/0016-a-clients-head-parsed-once.md).
+ *
+ * A head is what two bodies in a row had in common around their list: the bytes up to the list's
+ * `[`, and its first element with them when that is an object the two share (a chat client's
+ * system prompt), plus the bytes from the list's `]` to the end (Claude Code's and Codex's
+ * system and tools come after their list). It is kept by those bytes with what they parsed to,
+ * frozen; a body that starts and ends with a kept head's bytes parses only what lies between.
+ * A few heads are kept, most recently used first: one per client build and setting busy at once,
+ * not one per conversation, so the memory is small and does not follow the live sessions.
+ *
+ * The result is JSON.parse's value for the whole body, key order included, or JSON.parse's own
+ * error: the middle is parsed as `[null` + middle + `]`, which is JSON exactly when the middle
+ * continues the list after a complete element (the `null` lets nothing extend a number the head
+ * ended on), and anything else is parsed whole.
+ */
+import { deepFreeze } from '../core/deep-freeze.js';
+import { OPEN_BRACE } from '../core/json-depth.js';
+import { arrayLayout, listOpening, skipSpace, valueEnd } from '../core/json-scan.js';
+import { firstDifferingByte, isPlainObject, objectRest, sharedTailLength, unsafeKey } from './body-bytes.js';
+
+/** A head smaller than this saves less than it costs to keep and compare; bodies smaller than it are parsed whole. */
+const MIN_HEAD_BYTES = 8 * 1024;
+/** Heads kept: the client builds busy at once. */
+const MAX_HEADS = 8;
+/** After a pair of bodies that looked alike and made no head, bodies not compared before trying again. */
+const COOLDOWN = 32;
+/**
+ * Heads given up unused in a row before learning pauses: conversations whose head differs by a
+ * per-conversation field (Codex's `prompt_cache_key` after its list), more of them at once than
+ * are kept, would otherwise pay a scan for each body and never use what it made.
+ */
+const UNUSED_IN_A_ROW = 4;
+
+interface KeptHead {
+  key: string;
+  /** The body's bytes up to just after the list's `[` or its first element. */
+  prefix: Buffer;
+  /** The list's elements inside `prefix` (none or one), parsed and frozen. */
+  elements: readonly unknown[];
+  /** The keys before the list with their values, frozen. */
+  before: readonly (readonly [string, unknown])[];
+  /** The body's bytes from the list's `]` to the end. */
+  suffix: Buffer;
+  /** The members after the list, frozen. */
+  after: readonly (readonly [string, unknown])[];
+  /** Bodies that took it. */
+  uses: number;
+}
+
+export class HeadMemo {
+  #heads: KeptHead[] = [];
+  /** The last body that matched no head, and its list's key: the next one is compared with it. */
+  #last: { key: string; bytes: Buffer } | undefined;
+  #cooldown = 0;
+  #unused = 0;
+  #learned = 0;
+
+  /** JSON.parse of the body (throwing its error), a kept head's part of it not parsed again. */
+  parse(body: Buffer, listKey: string | undefined): unknown {
+    if (listKey === undefined || body.length < MIN_HEAD_BYTES) return JSON.parse(body.toString('utf8'));
+    for (let i = 0; i < this.#heads.length; i++) {
+      const head = this.#heads[i]!;
+      if (head.key !== listKey || !matches(head, body)) continue;
+      const value = assemble(head, body);
+      if (value === undefined) break;
+      head.uses++;
+      if (i > 0) this.#heads = [head, ...this.#heads.filter((h) => h !== head)];
+      return value;
+    }
+    const value = JSON.parse(body.toString('utf8')) as unknown;
+    this.#learn(body, listKey, value);
+    return value;
+  }
+
+  /** Heads kept (for tests and the bench). */
+  get size(): number {
+    return this.#heads.length;
+  }
+
+  /** Heads made since the start, kept or not: each cost a scan of its body. */
+  get learned(): number {
+    return this.#learned;
+  }
+
+  /** Keeps the head this body shares with the last one that matched none, when it is worth keeping. */
+  #learn(body: Buffer, key: string, value: unknown): void {
+    const last = this.#last;
+    this.#last = { key, bytes: body };
+    if (last === undefined || last.key !== key || !isPlainObject(value)) return;
+    if (this.#cooldown > 0) {
+      this.#cooldown--;
+      return;
+    }
+    // The cheap look first: the prefix can end no later than the list's first element.
+    const opening = listOpening(body, key);
+    if (opening === undefined) return;
+    const firstAt = skipSpace(body, opening.open);
+    const firstEnd = body[firstAt] === OPEN_BRACE ? valueEnd(body, firstAt) : -1;
+    const shared = firstDifferingByte(body, last.bytes, Math.min(Math.max(firstEnd, opening.open), last.bytes.length));
+    if (shared < opening.open) return;
+    const prefixEnd = firstEnd > 0 && shared >= firstEnd ? firstEnd : opening.open;
+    const tail = sharedTailLength(body, last.bytes, body.length - prefixEnd);
+    if (prefixEnd + tail < MIN_HEAD_BYTES) return;
+    const head = headOf(body, key, value, prefixEnd, tail);
+    this.#learned++;
+    if (head === undefined) {
+      this.#cooldown = COOLDOWN;
+      return;
+    }
+    const heads = [head, ...this.#heads.filter((h) => h.key !== key || !h.prefix.equals(head.prefix) || !h.suffix.equals(head.suffix))];
+    for (const dropped of heads.splice(MAX_HEADS)) this.#unused = dropped.uses === 0 ? this.#unused + 1 : 0;
+    if (this.#unused >= UNUSED_IN_A_ROW) {
+      this.#unused = 0;
+      this.#cooldown = COOLDOWN * MAX_HEADS;
+    }
+    this.#heads = heads;
+    this.#last = undefined;
+  }
+}
+
+/** The head of a body parsed whole, `prefixEnd` and at most `tail` last bytes of it; undefined when it is not one worth keeping. */
+function headOf(body: Buffer, key: string, value: Record<string, unknown>, prefixEnd: number, tail: number): KeptHead | undefined {
+  const layout = arrayLayout(body, key);
+  if (layout === undefined || body.length - layout.close > tail) return undefined;
+  const suffixBytes = body.length - layout.close;
+  if (prefixEnd + suffixBytes < MIN_HEAD_BYTES) return undefined;
+  const rest = objectRest(body, layout.close + 1);
+  if (rest === undefined) return undefined;
+  // Only its keys: the values are the body's own (the last one written, as the head's will be).
+  const afterKeys = Object.keys(JSON.parse(`{${rest}`) as Record<string, unknown>);
+  // A key an object literal would not copy as own data (the layout has refused a list written twice).
+  if (layout.before.some(unsafeKey) || afterKeys.some(unsafeKey)) return undefined;
+  const list = value[key] as unknown[];
+  const elements = prefixEnd > layout.open ? [deepFreeze(list[0])] : [];
+  return {
+    key,
+    prefix: Buffer.from(body.subarray(0, prefixEnd)),
+    elements,
+    before: layout.before.map((k) => [k, deepFreeze(value[k])] as const),
+    suffix: Buffer.from(body.subarray(layout.close)),
+    after: afterKeys.map((k) => [k, deepFreeze(value[k])] as const),
+    uses: 0,
+  };
+}
+
+function matches(head: KeptHead, body: Buffer): boolean {
+  const p = head.prefix.length;
+  const s = head.suffix.length;
+  return body.length >= p + s
+    && body.compare(head.prefix, 0, p, 0, p) === 0
+    && body.compare(head.suffix, 0, s, body.length - s, body.length) === 0;
+}
+
+/** The body's value: the head's parts as kept, the middle parsed; undefined when the middle is not a list's continuation. */
+function assemble(head: KeptHead, body: Buffer): Record<string, unknown> | undefined {
+  const middle = body.toString('utf8', head.prefix.length, body.length - head.suffix.length);
+  let added: unknown[];
+  try {
+    added = JSON.parse(head.elements.length === 0 ? `[${middle}]` : `[null${middle}]`) as unknown[];
+  } catch {
+    return undefined; // parsed whole, for JSON.parse's own error
+  }
+  const list = head.elements.length === 0 ? added : [...head.elements, ...added.slice(1)];
+  const value: Record<string, unknown> = {};
+  for (const [k, v] of head.before) value[k] = v;
+  value[head.key] = list;
+  // A key written again after the list keeps its first place and takes its last value, as in JSON.parse.
+  for (const [k, v] of head.after) value[k] = v;
+  return value;
+}

@@ -1,0 +1,184 @@
+/**
+ * A client's repeated head parsed once: whatever bodies come (other heads, other conversations,
+ * other spacing and key orders, repeated and unsafe keys, a number the head ends on, invalid
+ * JSON), the value is JSON.parse's of the whole body, key order included, and an error is
+ * JSON.parse's own; and a head met twice is taken as kept, not parsed again.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { expectParsedAsJson } from './parsed-as-json.js';
+import { HeadMemo } from '../../src/proxy/head-memo.js';
+
+/** Texts that a scanner could mistake for structure. */
+const tricky = fc.constantFrom('"', '\\', '\\"', '],"x":[', '},{', ',', '\u0000', 'é', '😀', '\n', '[[', '"]', '\\\\"', '{"messages":[1]}', ']}', '.5');
+const text = fc.array(fc.oneof(fc.string({ maxLength: 8 }), tricky), { maxLength: 4 }).map((xs) => xs.join(''));
+const message: fc.Arbitrary<unknown> = fc.oneof<fc.Arbitrary<unknown>[]>(
+  fc.record({ role: fc.constant('user'), content: text }),
+  fc.record({ role: fc.constant('assistant'), content: fc.constant(null), tool_calls: fc.array(fc.record({ id: text, function: fc.record({ name: text, arguments: text }) }), { minLength: 1, maxLength: 2 }) }),
+  fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null)),
+);
+
+/** A catalogue of ~9 KB: past the memo's lower bound on its own. */
+function toolsOf(variant: number, extra: string): unknown[] {
+  return Array.from({ length: 12 }, (_, i) => ({ type: 'function', function: { name: `tool_${variant}_${i}`, description: `${extra}${'Reads a file. '.repeat(50)}`, parameters: { type: 'object', properties: { path: { type: 'string' } } } } }));
+}
+const SYSTEM = { role: 'system', content: `You are an agent. ${'Follow the rules. '.repeat(600)}` };
+
+/** The top-level orders clients use: tools before the list (chat clients), after it (Claude Code, Codex), both. */
+const orders = fc.constantFrom<readonly string[]>(
+  ['model', 'tools', 'messages'],
+  ['model', 'messages', 'tools', 'stream'],
+  ['messages', 'tools'],
+  ['tools', 'messages', 'metadata', 'tools'],
+  ['model', 'messages', 'stream'],
+  ['model', '__proto__', 'tools', 'messages', '7'],
+  ['model', 'tools', 'messages', '__proto__'],
+);
+
+interface Shape {
+  order: readonly string[];
+  tools: unknown[];
+  system: boolean;
+  indent: number;
+}
+
+function bodyOf(shape: Shape, messages: readonly unknown[]): Buffer {
+  const list = shape.system ? [SYSTEM, ...messages] : [...messages];
+  const parts = shape.order.map((k) => {
+    const v = k === 'messages' ? list : k === 'tools' ? shape.tools : k === 'model' ? 'm' : k === 'stream' ? true : { user: 'u' };
+    return `${JSON.stringify(k)}:${JSON.stringify(v, null, shape.indent)}`;
+  });
+  return Buffer.from(`{${parts.join(',')}}`);
+}
+
+function expectSame(memo: HeadMemo, body: Buffer): unknown {
+  return expectParsedAsJson((b) => memo.parse(b, 'messages'), body);
+}
+
+/** What a body may have done to it on the way: nothing, or bytes that make it another body or no JSON. */
+const damage = fc.oneof(
+  { weight: 6, arbitrary: fc.constant<{ kind: 'none' }>({ kind: 'none' }) },
+  fc.record({ kind: fc.constant('cut' as const), at: fc.nat() }),
+  fc.record({ kind: fc.constant('insert' as const), at: fc.nat(), bytes: fc.constantFrom('.5', 'e3', ',', ']', '}', ' ', '"', 'null', ',"messages":[]', ',"__proto__":{}', ',"0":1') }),
+);
+
+function damaged(body: Buffer, d: { kind: 'none' } | { kind: 'cut'; at: number } | { kind: 'insert'; at: number; bytes: string }): Buffer {
+  if (d.kind === 'none') return body;
+  const at = d.at % (body.length + 1);
+  if (d.kind === 'cut') return body.subarray(0, at);
+  return Buffer.concat([body.subarray(0, at), Buffer.from(d.bytes), body.subarray(at)]);
+}
+
+describe('HeadMemo', () => {
+  it('gives JSON.parse of the whole body whatever bodies come', () => {
+    const shape = fc.record({ order: orders, tools: fc.tuple(fc.nat(2), text).map(([v, t]) => toolsOf(v, t)), system: fc.boolean(), indent: fc.constantFrom(0, 0, 0, 1) });
+    // Bodies whose head came from the memo (the same objects as an earlier body's): the path under test was taken.
+    let fromMemo = 0;
+    fc.assert(
+      fc.property(fc.array(shape, { minLength: 1, maxLength: 3 }), fc.array(fc.tuple(fc.nat(), fc.array(message, { maxLength: 4 }), damage), { minLength: 2, maxLength: 14 }), (shapes, requests) => {
+        const memo = new HeadMemo();
+        const seen = new Set<unknown>();
+        for (const [which, messages, d] of requests) {
+          const got = expectSame(memo, damaged(bodyOf(shapes[which % shapes.length]!, messages), d)) as { tools?: unknown } | undefined;
+          if (typeof got?.tools !== 'object') continue;
+          if (seen.has(got.tools)) fromMemo++;
+          seen.add(got.tools);
+        }
+      }),
+      { numRuns: 300 },
+    );
+    expect(fromMemo).toBeGreaterThan(300);
+  });
+
+  it('a head met in two bodies in a row is kept, and later bodies take its values as they are', () => {
+    for (const order of [['model', 'tools', 'messages'], ['model', 'messages', 'tools', 'stream']]) {
+      const memo = new HeadMemo();
+      const shape: Shape = { order, tools: toolsOf(0, ''), system: true, indent: 0 };
+      const a = memo.parse(bodyOf(shape, [{ role: 'user', content: 'task a' }]), 'messages') as { tools: unknown; messages: unknown[] };
+      const b = memo.parse(bodyOf(shape, [{ role: 'user', content: 'task b' }]), 'messages') as { tools: unknown; messages: unknown[] };
+      expect(memo.size).toBe(1);
+      const c = memo.parse(bodyOf(shape, [{ role: 'user', content: 'task c' }, { role: 'assistant', content: 'done' }]), 'messages') as { tools: unknown; messages: unknown[] };
+      // Kept from the second body: the third's head is the same objects, frozen; its own messages are its own.
+      expect(c.tools).toBe(b.tools);
+      expect(c.tools).not.toBe(a.tools);
+      expect(c.messages[0]).toBe(b.messages[0]);
+      expect(Object.isFrozen(c.tools)).toBe(true);
+      expect(c.messages.slice(1)).toEqual([{ role: 'user', content: 'task c' }, { role: 'assistant', content: 'done' }]);
+      expect(Object.isFrozen(c.messages[1])).toBe(false);
+    }
+  });
+
+  it('keeps a head per client, and a body with another one parses whole', () => {
+    const memo = new HeadMemo();
+    const one: Shape = { order: ['model', 'tools', 'messages'], tools: toolsOf(1, ''), system: true, indent: 0 };
+    const two: Shape = { order: ['model', 'messages', 'tools'], tools: toolsOf(2, ''), system: false, indent: 0 };
+    for (const s of [one, one, two, two]) memo.parse(bodyOf(s, [{ role: 'user', content: 'x' }]), 'messages');
+    expect(memo.size).toBe(2);
+    const first = memo.parse(bodyOf(one, [{ role: 'user', content: 'y' }]), 'messages') as { tools: unknown };
+    const again = memo.parse(bodyOf(one, [{ role: 'user', content: 'z' }]), 'messages') as { tools: unknown };
+    expect(again.tools).toBe(first.tools);
+    // A changed catalogue is another head (one of the same length too): parsed whole, equal to JSON.parse, not the kept objects.
+    for (const tools of [toolsOf(1, 'new '), toolsOf(3, '')]) {
+      const other = expectSame(memo, bodyOf({ ...one, tools }, [{ role: 'user', content: 'y' }])) as { tools: unknown };
+      expect(other.tools).not.toBe(first.tools);
+    }
+  });
+
+  it('bytes after the kept first element that would extend it are JSON.parse\'s error, not a list', () => {
+    const shape: Shape = { order: ['model', 'tools', 'messages'], tools: toolsOf(0, ''), system: true, indent: 0 };
+    for (const extra of ['.5', 'e5', '5', ' .5', ',', '']) {
+      const memo = new HeadMemo();
+      for (let i = 0; i < 3; i++) memo.parse(bodyOf(shape, [{ role: 'user', content: `${i}` }]), 'messages');
+      expect(memo.size).toBe(1);
+      const body = bodyOf(shape, []);
+      const at = body.lastIndexOf(']}');
+      expectSame(memo, Buffer.concat([body.subarray(0, at), Buffer.from(extra), body.subarray(at)]));
+    }
+  });
+
+  it('conversations whose head differs by a field of their own, more than it keeps, do not make it scan every body', () => {
+    // Codex's shape: instructions before the list, tools and a per-conversation prompt_cache_key after it.
+    const instructions = `Be precise. ${'Read the code first. '.repeat(500)}`;
+    const bodyOf = (c: number, turn: number): Buffer =>
+      Buffer.from(JSON.stringify({ model: 'm', instructions, input: [{ role: 'user', content: `task ${c} turn ${turn}` }], tools: toolsOf(0, ''), prompt_cache_key: `conv-${c}` }));
+    for (const order of ['round', 'pairs'] as const) {
+      const memo = new HeadMemo();
+      let bodies = 0;
+      for (let turn = 0; turn < 20; turn++) {
+        for (let c = 0; c < 12; c++) {
+          // Round robin, or each conversation's requests two in a row (then each is kept, and given up unused).
+          const reps = order === 'round' ? 1 : 2;
+          for (let r = 0; r < reps; r++, bodies++) {
+            const body = bodyOf(c, turn * 2 + r);
+            expect(JSON.stringify(memo.parse(body, 'input'))).toBe(JSON.stringify(JSON.parse(body.toString('utf8'))));
+          }
+        }
+      }
+      expect(bodies).toBeGreaterThanOrEqual(240);
+      expect(memo.learned).toBeLessThan(bodies / 8);
+    }
+  });
+
+  it('what the caller does to its body object does not reach the next request', () => {
+    const memo = new HeadMemo();
+    const shape: Shape = { order: ['model', 'tools', 'messages', 'stream'], tools: toolsOf(0, ''), system: true, indent: 0 };
+    for (let i = 0; i < 2; i++) memo.parse(bodyOf(shape, [{ role: 'user', content: `${i}` }]), 'messages');
+    const got = memo.parse(bodyOf(shape, [{ role: 'user', content: 'x' }]), 'messages') as Record<string, unknown> & { messages: unknown[] };
+    got.model = 'changed';
+    delete got.stream;
+    got.messages.push({ role: 'user', content: 'added' });
+    expect(() => {
+      (got.tools as unknown[]).push(1);
+    }).toThrow(TypeError);
+    expectSame(memo, bodyOf(shape, [{ role: 'user', content: 'x' }]));
+  });
+
+  it('a small head, or a body under the bound, is parsed whole and nothing is kept', () => {
+    const memo = new HeadMemo();
+    const small: Shape = { order: ['model', 'messages'], tools: [], system: false, indent: 0 };
+    // Long bodies whose shared bytes are a conversation's own, not a head.
+    for (let i = 0; i < 3; i++) expectSame(memo, bodyOf(small, [{ role: 'user', content: `task ${i}` }, { role: 'user', content: 'x'.repeat(20_000) }]));
+    expectSame(memo, Buffer.from('{"model":"m","messages":[]}'));
+    expect(memo.size).toBe(0);
+  });
+});
