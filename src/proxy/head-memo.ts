@@ -95,7 +95,11 @@ export class HeadMemo {
       this.#cooldown--;
       return;
     }
-    // The cheap look first: the prefix can end no later than the list's first element.
+    // The cheapest look first, memcmp over at most twice the bound: 8 KB in common at either end.
+    const start = firstDifferingByte(body, last.bytes, Math.min(body.length, last.bytes.length, MIN_HEAD_BYTES));
+    const need = MIN_HEAD_BYTES - start;
+    if (need > 0 && (need > last.bytes.length || body.compare(last.bytes, last.bytes.length - need, last.bytes.length, body.length - need, body.length) !== 0)) return;
+    // Then where the prefix can end: no later than the list's first element.
     const opening = listOpening(body, key);
     if (opening === undefined) return;
     const firstAt = skipSpace(body, opening.open);
