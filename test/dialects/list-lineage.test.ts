@@ -11,6 +11,8 @@ import { eachOnce, FrozenResults, ListResults, recordShared } from '../../src/co
 import { isProxyError } from '../../src/core/errors.js';
 import { anthropicMessagesInbound } from '../../src/dialects/anthropic-messages/inbound.js';
 import { openaiChatInbound } from '../../src/dialects/openai-chat/inbound.js';
+import { openaiResponsesInbound } from '../../src/dialects/openai-responses/inbound.js';
+import { HeadMemo } from '../../src/proxy/head-memo.js';
 import type { ImagePart } from '../../src/core/types.js';
 import { BodyMemo } from '../../src/proxy/body-memo.js';
 
@@ -244,4 +246,27 @@ describe('an anthropic tools list resent unchanged', () => {
     expect(Object.isFrozen(second.tools)).toBe(true);
     expect(second.tools).toEqual(anthropicMessagesInbound.parse(JSON.parse(body().toString()), noImages).tools);
   });
+});
+
+describe('a client\'s head through the head memo', () => {
+  const fn = (i: number) => ({ name: `tool_${i}`, description: 'Reads a file. '.repeat(60), parameters: { type: 'object', properties: { path: { type: 'string' } } } });
+  const wires = [
+    { dialect: openaiChatInbound, list: 'messages', body: (n: number) => ({ model: 'm', messages: [{ role: 'user', content: `task ${n}` }], tools: Array.from({ length: 12 }, (_, i) => ({ type: 'function', function: fn(i) })) }) },
+    { dialect: anthropicMessagesInbound, list: 'messages', body: (n: number) => ({ model: 'm', max_tokens: 100, messages: [{ role: 'user', content: `task ${n}` }], tools: Array.from({ length: 12 }, (_, i) => ({ name: fn(i).name, description: fn(i).description, input_schema: fn(i).parameters })) }) },
+    { dialect: openaiResponsesInbound, list: 'input', body: (n: number) => ({ model: 'm', input: [{ role: 'user', content: `task ${n}` }], tools: Array.from({ length: 12 }, (_, i) => ({ type: 'function', ...fn(i) })) }) },
+  ];
+
+  for (const { dialect, list, body: make } of wires) {
+    it(`${dialect.wire}: a resent catalogue is converted once, to the same tools array, equal to a parse from scratch`, () => {
+      const memo = new HeadMemo();
+      const parse = (n: number) => dialect.parse(memo.parse(Buffer.from(JSON.stringify(make(n))), list), noImages);
+      parse(0);
+      const second = parse(1);
+      const third = parse(2);
+      expect(memo.size).toBe(1);
+      expect(third.tools).toBe(second.tools);
+      expect(third.tools).toHaveLength(12);
+      expect(third.tools).toEqual(dialect.parse(make(2), noImages).tools);
+    });
+  }
 });

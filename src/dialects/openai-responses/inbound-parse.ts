@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { ProxyError } from '../../core/errors.js';
 import { MAX_JSON_DEPTH, textDepth } from '../../core/json-depth.js';
 import { checkBodyShape, issueError, requireObject } from '../client-body.js';
-import { ListResults } from '../../core/list-lineage.js';
+import { FrozenResults, ListResults } from '../../core/list-lineage.js';
 
 const text = z.string();
 const inputText = z.object({ type: z.literal('input_text'), text }).loose();
@@ -61,7 +61,8 @@ const responsesRequest = z.object({
   input: z.union([text, z.array(z.unknown())]).optional(),
   instructions: z.string().nullable().optional(),
   stream: z.boolean().nullable().optional(),
-  tools: z.array(z.object({ type: z.string() }).loose()).nullable().optional(),
+  // Checked on their own (checkTools): a client resends the same tools with every request.
+  tools: z.unknown().optional(),
   tool_choice: z.unknown().optional(),
   parallel_tool_calls: z.boolean().nullable().optional(),
   max_output_tokens: z.number().int().positive().nullable().optional(),
@@ -88,8 +89,10 @@ export const READ_FIELDS: ReadonlySet<string> = new Set(Object.keys(responsesReq
 export interface ParsedResponses {
   body: ResponsesBody;
   input: InputItem[];
-  /** The function tools, each with its index in `tools` (other tool types are dropped: inbound-convert.ts). */
-  tools: FunctionToolParam[];
+  /** The function tools (other tool types are dropped: inbound-convert.ts). */
+  tools: readonly FunctionToolParam[];
+  /** The body's own `tools`, by which their conversion is kept (inbound.ts). */
+  rawTools: unknown;
 }
 
 /** Features that live in OpenAI's own storage or scheduler: nothing the proxy could give every upstream. */
@@ -120,15 +123,32 @@ export function parseResponsesRequest(raw: unknown): ParsedResponses {
     const param = `input[${i}].arguments`;
     throw new ProxyError('json_too_deep', { param, limit: MAX_JSON_DEPTH }, { param });
   });
-  const tools: FunctionToolParam[] = [];
-  (body.tools ?? []).forEach((t, i) => {
-    if (t.type !== 'function') return;
-    const parsed = functionTool.safeParse(t);
-    if (!parsed.success) throw issueError(parsed.error.issues[0]!, `tools[${i}]`);
-    tools.push(parsed.data);
-  });
+  const tools = checkTools(raw.tools);
   if (list !== undefined) CHECKED.keep(list, input);
-  return { body, input, tools };
+  return { body, input, tools, rawTools: raw.tools };
+}
+
+const toolList = z.array(z.object({ type: z.string() }).loose()).nullable().optional();
+
+/**
+ * The function tools of a tools list that passed, by the body's own frozen array: the head memo
+ * hands a list resent unchanged over as the same array (src/proxy/head-memo.ts), checked once.
+ */
+const TOOLS_CHECKED = new FrozenResults<readonly FunctionToolParam[]>();
+
+function checkTools(raw: unknown): readonly FunctionToolParam[] {
+  return TOOLS_CHECKED.of(raw, () => {
+    const parsed = toolList.safeParse(raw);
+    if (!parsed.success) throw issueError(parsed.error.issues[0]!, 'tools');
+    const tools: FunctionToolParam[] = [];
+    (parsed.data ?? []).forEach((t, i) => {
+      if (t.type !== 'function') return;
+      const tool = functionTool.safeParse(t);
+      if (!tool.success) throw issueError(tool.error.issues[0]!, `tools[${i}]`);
+      tools.push(tool.data);
+    });
+    return tools;
+  });
 }
 
 /** What the checks made of each item of a list that passed them: a resent history is checked once. */

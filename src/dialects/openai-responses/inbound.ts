@@ -7,12 +7,25 @@ import { errorBody, ProxyError } from '../../core/errors.js';
 import { sseJson } from '../sse-writer.js';
 import { bearerOf } from '../wire-headers.js';
 import type { ClientRequest, InboundDialect, ReplyMeta } from '../types.js';
+import type { ToolSpec } from '../../core/types.js';
+import { deepFreeze } from '../../core/deep-freeze.js';
+import { FrozenResults } from '../../core/list-lineage.js';
 import { createEventRenderer, renderResponse, type ResponseMeta } from './client-render.js';
 import { ENCRYPTED_REASONING } from './encode-request.js';
 import { toConversation, toParams, toTools } from './inbound-convert.js';
-import { parseResponsesRequest } from './inbound-parse.js';
+import { parseResponsesRequest, type ParsedResponses } from './inbound-parse.js';
 import { idToRef, responseIdOf } from './response-ids.js';
 import type { ResponsesSseEvent } from './stream-events.js';
+
+/**
+ * The neutral tools made of a tools list the head memo handed over unchanged (the same frozen
+ * array): one conversion, and one array, which the session compares by identity (session/heads.ts).
+ */
+const TOOLS = new FrozenResults<ToolSpec[]>();
+
+function toolsOf(parsed: ParsedResponses): ToolSpec[] {
+  return TOOLS.of(parsed.rawTools, (kept) => (kept ? deepFreeze(toTools(parsed.tools)) : toTools(parsed.tools)));
+}
 
 export const openaiResponsesInbound: InboundDialect = {
   wire: 'openai-responses',
@@ -29,7 +42,7 @@ export const openaiResponsesInbound: InboundDialect = {
       includeUsage: true,
       system: conversation.system,
       messages: conversation.messages,
-      tools: toTools(parsed.tools),
+      tools: toolsOf(parsed),
       params: toParams(parsed.body),
       idFields: parsed.body as Record<string, unknown>,
       opaqueReasoning: parsed.body.include?.includes(ENCRYPTED_REASONING) === true,
