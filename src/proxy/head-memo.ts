@@ -2,7 +2,7 @@
  * The head a client repeats on every request, parsed once. A coding agent sends the same system
  * prompt and tool catalogue, 30-60 KB of JSON, with every request of every conversation, around a
  * conversation of its own; bodies under the body memo's floor (src/proxy/body-memo.ts) were parsed
- * whole each time, and the agent's-head load spent a sixth of its CPU there (docs/decisions/0016-a-clients-head-parsed-once.md).
+ * whole each time: ~14% of the main thread under the agent's-head load (docs/decisions/0016-a-clients-head-parsed-once.md).
  *
  * A head is what two bodies in a row had in common around their list: the bytes up to the list's
  * `[`, and its first element with them when that is an object the two share (a chat client's
