@@ -123,6 +123,29 @@ export function valueEnd(b: Buffer, i: number): number {
   return i < b.length ? skipValue(b, i) : -1;
 }
 
+/**
+ * From `from` just after a member's value (or an array's `]`) in an object, the offsets just after
+ * each further member's value (`,"k":v`) that ends by `limit`; it stops at the first it cannot read.
+ */
+export function memberEnds(b: Buffer, from: number, limit: number): number[] {
+  const ends: number[] = [];
+  let i = skipSpace(b, from);
+  while (b[i] === COMMA) {
+    i = skipSpace(b, i + 1);
+    if (b[i] !== QUOTE) break;
+    const keyEnd = skipString(b, i);
+    if (keyEnd < 0) break;
+    i = skipSpace(b, keyEnd);
+    if (b[i] !== COLON) break;
+    const at = skipSpace(b, i + 1);
+    const end = valueEnd(b, at);
+    if (end <= at || end > limit) break;
+    ends.push(end);
+    i = skipSpace(b, end);
+  }
+  return ends;
+}
+
 function readObject(b: Buffer, key: string, whole: true): ArrayLayout | undefined;
 function readObject(b: Buffer, key: string, whole: false): Pick<ArrayLayout, 'before' | 'open'> | undefined;
 function readObject(b: Buffer, key: string, whole: boolean): Pick<ArrayLayout, 'before' | 'open'> | undefined {

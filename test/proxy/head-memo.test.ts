@@ -33,6 +33,11 @@ const orders = fc.constantFrom<readonly string[]>(
   ['model', 'messages', 'stream'],
   ['model', '__proto__', 'tools', 'messages', '7'],
   ['model', 'tools', 'messages', '__proto__'],
+  // A member of each request's own after the shared ones (Codex's client_metadata), or between them.
+  ['model', 'messages', 'tools', 'turn'],
+  ['model', 'messages', 'tools', 'turn', 'tools'],
+  ['model', 'messages', 'tools', 'stream', 'turn', '__proto__'],
+  ['model', 'system', 'messages', 'tools', 'turn', 'messages'],
 );
 
 interface Shape {
@@ -42,10 +47,10 @@ interface Shape {
   indent: number;
 }
 
-function bodyOf(shape: Shape, messages: readonly unknown[]): Buffer {
+function bodyOf(shape: Shape, messages: readonly unknown[], turn = 0): Buffer {
   const list = shape.system ? [SYSTEM, ...messages] : [...messages];
   const parts = shape.order.map((k) => {
-    const v = k === 'messages' ? list : k === 'tools' ? shape.tools : k === 'model' ? 'm' : k === 'stream' ? true : { user: 'u' };
+    const v = k === 'messages' ? list : k === 'tools' ? shape.tools : k === 'model' ? 'm' : k === 'stream' ? true : k === 'turn' ? { id: `turn-${turn}`, at: turn } : { user: 'u' };
     return `${JSON.stringify(k)}:${JSON.stringify(v, null, shape.indent)}`;
   });
   return Buffer.from(`{${parts.join(',')}}`);
@@ -74,20 +79,26 @@ describe('HeadMemo', () => {
     const shape = fc.record({ order: orders, tools: fc.tuple(fc.nat(2), text).map(([v, t]) => toolsOf(v, t)), system: fc.boolean(), indent: fc.constantFrom(0, 0, 0, 1) });
     // Bodies whose head came from the memo (the same objects as an earlier body's): the path under test was taken.
     let fromMemo = 0;
+    // Of them, bodies with a member of their own after the suffix.
+    let withOwnMembers = 0;
     fc.assert(
       fc.property(fc.array(shape, { minLength: 1, maxLength: 3 }), fc.array(fc.tuple(fc.nat(), fc.array(message, { maxLength: 4 }), damage), { minLength: 2, maxLength: 14 }), (shapes, requests) => {
         const memo = new HeadMemo();
         const seen = new Set<unknown>();
-        for (const [which, messages, d] of requests) {
-          const got = expectSame(memo, damaged(bodyOf(shapes[which % shapes.length]!, messages), d)) as { tools?: unknown } | undefined;
+        for (const [n, [which, messages, d]] of requests.entries()) {
+          const got = expectSame(memo, damaged(bodyOf(shapes[which % shapes.length]!, messages, n), d)) as { tools?: unknown } | undefined;
           if (typeof got?.tools !== 'object') continue;
-          if (seen.has(got.tools)) fromMemo++;
+          if (seen.has(got.tools)) {
+            fromMemo++;
+            if (shapes[which % shapes.length]!.order.includes('turn')) withOwnMembers++;
+          }
           seen.add(got.tools);
         }
       }),
       { numRuns: 300 },
     );
-    expect(fromMemo).toBeGreaterThan(300);
+    expect(fromMemo).toBeGreaterThan(200);
+    expect(withOwnMembers).toBeGreaterThan(5);
   });
 
   it('a head met in two bodies in a row is kept, and later bodies take its values as they are', () => {
@@ -105,6 +116,37 @@ describe('HeadMemo', () => {
       expect(Object.isFrozen(c.tools)).toBe(true);
       expect(c.messages.slice(1)).toEqual([{ role: 'user', content: 'task c' }, { role: 'assistant', content: 'done' }]);
       expect(Object.isFrozen(c.messages[1])).toBe(false);
+    }
+  });
+
+  it('a member of each request\'s own after the shared ones is parsed, the shared ones are taken as kept', () => {
+    // Codex's shape: its first input item the instructions, tools after the list, client_metadata new each time.
+    const instructions = { role: 'developer', content: `Be precise. ${'Read the code first. '.repeat(400)}` };
+    const tools = toolsOf(0, '');
+    const bodyOf = (n: number, input: unknown[]): Buffer =>
+      Buffer.from(JSON.stringify({ model: 'm', stream: true, input: [instructions, ...input], tools, store: false, prompt_cache_key: 'conv-1', client_metadata: { turn_id: `t-${n}`, ...(n % 2 === 0 ? { a: 1 } : { b: [n] }) } }));
+    const memo = new HeadMemo();
+    const input: unknown[] = [];
+    const got: { tools: unknown; input: unknown[]; client_metadata: unknown }[] = [];
+    for (let n = 0; n < 6; n++) {
+      input.push({ role: 'user', content: `step ${n}` });
+      got.push(expectParsedAsJson((b) => memo.parse(b, 'input'), bodyOf(n, input)) as (typeof got)[number]);
+    }
+    expect(memo.size).toBe(1);
+    for (const later of got.slice(2)) {
+      expect(later.tools).toBe(got[1]!.tools);
+      expect(later.input[0]).toBe(got[1]!.input[0]);
+    }
+    expect(got[5]!.client_metadata).toEqual({ turn_id: 't-5', b: [5] });
+    // A catalogue that differs only far into it (its last tool): another head, parsed whole.
+    const changed = JSON.parse(JSON.stringify(tools)) as { function: { description: string } }[];
+    changed.at(-1)!.function.description = changed.at(-1)!.function.description.replace('Reads', 'Write');
+    const other = expectParsedAsJson((b) => memo.parse(b, 'input'), Buffer.from(bodyOf(6, input).toString('utf8').replace(JSON.stringify(tools), JSON.stringify(changed)))) as { tools: unknown };
+    expect(other.tools).not.toBe(got[1]!.tools);
+    // A body whose own members after the suffix are not an object's end is JSON.parse's error.
+    const good = bodyOf(6, input).toString('utf8');
+    for (const bad of [good.slice(0, -1), `${good.slice(0, -1)},}`, `${good} x`, good.replace('"client_metadata"', '"client_metadata":1,"x"'), good.replace(',"client_metadata"', ' x,"client_metadata"'), good.replace(',"client_metadata"', ',,"client_metadata"')]) {
+      expectParsedAsJson((b) => memo.parse(b, 'input'), Buffer.from(bad));
     }
   });
 
@@ -136,26 +178,50 @@ describe('HeadMemo', () => {
     }
   });
 
-  it('conversations whose head differs by a field of their own, more than it keeps, do not make it scan every body', () => {
+  it('conversations whose heads differ by a field after their tools share one head with the members they have the same', () => {
     // Codex's shape: instructions before the list, tools and a per-conversation prompt_cache_key after it.
     const instructions = `Be precise. ${'Read the code first. '.repeat(500)}`;
     const bodyOf = (c: number, turn: number): Buffer =>
       Buffer.from(JSON.stringify({ model: 'm', instructions, input: [{ role: 'user', content: `task ${c} turn ${turn}` }], tools: toolsOf(0, ''), prompt_cache_key: `conv-${c}` }));
-    for (const order of ['round', 'pairs'] as const) {
+    // Round robin, or each conversation's requests two in a row (its first head is then its own).
+    for (const reps of [1, 2]) {
+      const memo = new HeadMemo();
+      const seen = new Set<unknown>();
+      let fromMemo = 0;
+      let bodies = 0;
+      for (let turn = 0; turn < 10; turn++) {
+        for (let c = 0; c < 12; c++) {
+          for (let r = 0; r < reps; r++, bodies++) {
+            const got = expectParsedAsJson((b) => memo.parse(b, 'input'), bodyOf(c, turn * 2 + r)) as { tools: unknown };
+            if (seen.has(got.tools)) fromMemo++;
+            seen.add(got.tools);
+          }
+        }
+      }
+      expect(memo.size).toBe(1);
+      expect(memo.learned).toBeLessThanOrEqual(2);
+      expect(fromMemo).toBeGreaterThan(bodies - 5);
+    }
+  });
+
+  it('bodies that look alike but make no head, or make heads that go unused, do not make it scan every body', () => {
+    const instructions = `Be precise. ${'Read the code first. '.repeat(500)}`;
+    const output = { role: 'tool', content: 'x'.repeat(10_000) };
+    const loads = {
+      // A field of each conversation's own before the list: a head per conversation, more of them than are kept.
+      'heads given up unused': (c: number, turn: number) => ({ model: 'm', instructions, user: `user-${c}`, input: [{ role: 'user', content: `task ${c} turn ${turn}` }] }),
+      // 8 KB in common at the end, inside the list: no head there to keep.
+      'no head to keep': (c: number, turn: number) => ({ model: 'm', input: [{ role: 'user', content: `task ${c} turn ${turn}` }, output] }),
+    };
+    for (const [name, make] of Object.entries(loads)) {
       const memo = new HeadMemo();
       let bodies = 0;
       for (let turn = 0; turn < 20; turn++) {
         for (let c = 0; c < 12; c++) {
-          // Round robin, or each conversation's requests two in a row (then each is kept, and given up unused).
-          const reps = order === 'round' ? 1 : 2;
-          for (let r = 0; r < reps; r++, bodies++) {
-            const body = bodyOf(c, turn * 2 + r);
-            expect(JSON.stringify(memo.parse(body, 'input'))).toBe(JSON.stringify(JSON.parse(body.toString('utf8'))));
-          }
+          for (let r = 0; r < 2; r++, bodies++) expectParsedAsJson((b) => memo.parse(b, 'input'), Buffer.from(JSON.stringify(make(c, turn * 2 + r))));
         }
       }
-      expect(bodies).toBeGreaterThanOrEqual(240);
-      expect(memo.learned).toBeLessThan(bodies / 8);
+      expect(memo.learned, name).toBeLessThan(bodies / 8);
     }
   });
 
