@@ -22,6 +22,7 @@ import { inspectorSection } from './inspector.js';
 import { inspectorPageSection } from './inspector-page.js';
 import { longSessionSection } from './long-session.js';
 import { metricCallsSection } from './metric-calls.js';
+import { headMemoSection } from './head-memo.js';
 import { measureOverhead } from './overhead.js';
 import { baselineMain, measurePeers, renderPeers } from './peers.js';
 import { measureReplicas, renderReplicas } from './replicas.js';
@@ -55,6 +56,7 @@ const SECTIONS: Record<string, (line: Line) => Promise<boolean>> = {
   'live-memory': liveMemorySection,
   'session-files': sessionFilesSection,
   'metric-calls': metricCallsSection,
+  'head-memo': headMemoSection,
   peers: peersSection,
   'peers-baseline': peersBaselineSection,
   wires: wiresSection,
