@@ -66,7 +66,17 @@ export async function serveCommand(args: string[]): Promise<number> {
     out.write(config.logFormat === 'text' ? textLine(line) : line);
   };
   const dest = { write };
-  const proxy = await startProxy(config, { logger: pino({ level: config.logLevel, base: { service: 'prefix-proxy' } }, dest) });
+  let proxy;
+  try {
+    proxy = await startProxy(config, { logger: pino({ level: config.logLevel, base: { service: 'prefix-proxy' } }, dest) });
+  } catch (err) {
+    // Nothing may hold the process up after a failed start (the built-in simulator listens): it
+    // exits with the error, and whatever supervises it can start it again.
+    await sim?.close();
+    clearInterval(flushTimer);
+    flush();
+    throw err;
+  }
   process.stdout.write(`${config.describe()}\n\nprefix-proxy listening on ${proxy.url}/v1\n`);
   if (sim !== undefined) process.stdout.write(`built-in simulator at ${sim.url} (models sim/<any-name>)\n`);
   process.stdout.write('add a provider: export OPENAI_API_KEY=... (or OPENROUTER_API_KEY, ...), or copy config.example.toml to config.toml\n');

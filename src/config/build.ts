@@ -116,6 +116,7 @@ export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
     lockWaitMs: (file.store?.lock_wait_seconds ?? 60) * 1000,
     connectTimeoutMs: (file.store?.connect_timeout_seconds ?? 5) * 1000,
     keyRefreshMs: (file.store?.key_refresh_seconds ?? 2) * 1000,
+    startupWaitMs: (file.store?.startup_wait_seconds ?? 30) * 1000,
   } as const;
   const upstream: UpstreamSettings = {
     retries: file.upstream?.retries ?? DEFAULT_UPSTREAM.retries,

@@ -164,6 +164,7 @@ export const storeSchema = table({
   lock_wait_seconds: z.number({ error: 'expected a number of seconds > 0' }).positive({ error: 'expected a number of seconds > 0' }).optional(),
   connect_timeout_seconds: z.number({ error: 'expected a number of seconds > 0' }).positive({ error: 'expected a number of seconds > 0' }).optional(),
   key_refresh_seconds: z.number({ error: 'expected a number of seconds > 0' }).positive({ error: 'expected a number of seconds > 0' }).optional(),
+  startup_wait_seconds: z.number({ error: 'expected a number of seconds >= 0' }).min(0, { error: 'expected a number of seconds >= 0' }).optional(),
 });
 
 export const configSchema = table({

@@ -172,6 +172,8 @@ export interface StoreConfig {
   connectTimeoutMs: number;
   /** How often a replica looks for keys added, revoked or changed with `proxy keys`. */
   keyRefreshMs: number;
+  /** How long `proxy serve` waits at start for a database not reachable yet before it gives up. */
+  startupWaitMs: number;
 }
 
 export interface Config {

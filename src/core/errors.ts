@@ -47,6 +47,7 @@ export const ERRORS = {
   store_unavailable: { status: 503, type: 'api_error', message: 'The session store cannot be reached ({detail}); nothing of this request was written, retry shortly.' },
   shutting_down: { status: 503, type: 'api_error', message: 'This proxy is shutting down and takes no new requests; retry (another replica answers).' },
   // Raised by the log, the window and the CLI; the CLI prints the message on one line.
+  store_not_reached: { status: 500, type: 'cli_error', message: 'The session store could not be reached in the {seconds} s `proxy serve` waits for it at its start ({detail}); store.startup_wait_seconds sets the wait.' },
   config_invalid: { status: 500, type: 'cli_error', message: '{file}: {key}: {detail}' },
   config_syntax: { status: 500, type: 'cli_error', message: '{file}:{line}:{column}: invalid TOML: {detail}' },
   session_not_found: { status: 404, type: 'not_found_error', message: 'No session "{session}": {file} does not exist.' },

@@ -36,16 +36,16 @@ export async function startProxy(config: Config, opts: { now?: () => Date; logge
   const metrics = createMetrics();
   // A log sync waits for the image writes begun before it: a durable line never names a missing image;
   // events read from a shared store have their images fetched before a request is built on them.
+  const warn = opts.warn ?? (opts.logger === undefined ? (line: string) => process.stderr.write(`prefix-proxy: ${line}\n`) : (line: string) => opts.logger!.warn(line));
   const store = await openStore({
     kind: config.store.kind, dataDir: config.dataDir, urlEnv: config.store.urlEnv, pool: config.store.pool, lockWaitMs: config.store.lockWaitMs,
-    connectTimeoutMs: config.store.connectTimeoutMs, recover: true,
+    connectTimeoutMs: config.store.connectTimeoutMs, recover: true, startupWaitMs: config.store.startupWaitMs, warn,
     durability: config.sessions.durability, beforeSync: () => images.written(), afterRead: (events) => images.preload(events),
     onRedact: (_session, _seq, hits) => {
       for (const kind of hits) metrics.redactions.inc({ kind });
     },
   });
   const images = new ImageStore(config.dataDir, { durable: config.sessions.durability === 'fsync', blobs: store.blobs });
-  const warn = opts.warn ?? (opts.logger === undefined ? (line: string) => process.stderr.write(`prefix-proxy: ${line}\n`) : (line: string) => opts.logger!.warn(line));
   const sessions = new SessionManager(store, {
     now, idleMs: config.sessions.idleMinutes * 60_000, maxLive: config.sessions.maxLive, maxLiveBytes: config.sessions.maxLiveMb * 2 ** 20, warn,
   });

@@ -25,6 +25,10 @@ export interface StoreSettings {
    * read (src/log/first-syncs.ts). The proxy asks it; the CLI's readers do not.
    */
   recover?: boolean;
+  /** PostgreSQL: how long to wait for a database not reachable yet at the open (`startup_wait_seconds`); none: fail at once. */
+  startupWaitMs?: number;
+  /** Hears each wait for the database, to say so. */
+  warn?: (line: string) => void;
 }
 
 export async function openStore(s: StoreSettings, env: NodeJS.ProcessEnv = process.env): Promise<Store> {
@@ -44,6 +48,10 @@ export async function openStore(s: StoreSettings, env: NodeJS.ProcessEnv = proce
   }
   // Loaded only here: a proxy on the files never holds the driver in memory.
   const { PgStore } = await import('./pg/store.js');
-  return PgStore.connect(url, { ...common, ...(s.afterRead === undefined ? {} : { afterRead: s.afterRead }), ...(s.pool === undefined ? {} : { poolSize: s.pool }), ...(s.lockWaitMs === undefined ? {} : { lockWaitMs: s.lockWaitMs }),
+  const { connectWhenThere } = await import('./pg/startup-wait.js');
+  const connect = () => PgStore.connect(url, { ...common, ...(s.afterRead === undefined ? {} : { afterRead: s.afterRead }), ...(s.pool === undefined ? {} : { poolSize: s.pool }), ...(s.lockWaitMs === undefined ? {} : { lockWaitMs: s.lockWaitMs }),
     ...(s.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: s.connectTimeoutMs }) });
+  return connectWhenThere(connect, s.startupWaitMs ?? 0, (err, retryInMs, leftMs) => {
+    s.warn?.(`the database is not reachable yet (${err.message}); trying again in ${(retryInMs / 1000).toFixed(2)} s, for ${Math.ceil(leftMs / 1000)} s more (store.startup_wait_seconds)`);
+  });
 }
