@@ -30,6 +30,16 @@ found() {
   return 1
 }
 
+# The suite starts thousands of processes (real agents and their tools among them). With Linux's
+# default of 32,768 process ids they wrap within one run, and a signal sent to an id some process
+# kept after its owner exited can reach a test's database server that took the id over: a chaos
+# run once saw its PostgreSQL get a SIGTERM from nowhere, mid-test. Where this may (root, and
+# the kernel lets it), ids are given the kernel's widest range, so none comes round again in a run.
+pid_max=/proc/sys/kernel/pid_max
+if [ -w "$pid_max" ] && [ "$(cat "$pid_max")" -lt 4194304 ]; then
+  echo 4194304 >"$pid_max" 2>/dev/null && echo "test-servers: kernel.pid_max raised to 4194304 (process ids do not wrap within a run)" || true
+fi
+
 missing=() pkgs=()
 for entry in "${SERVERS[@]}"; do
   read -r cmd pkg <<<"$entry"
