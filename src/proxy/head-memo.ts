@@ -6,11 +6,13 @@
  *
  * A head is what two bodies in a row had in common around their list: the bytes up to the list's
  * `[`, and its first element with them when that is an object the two share (a chat client's
- * system prompt), plus the bytes from the list's `]` to the end (Claude Code's and Codex's
- * system and tools come after their list). It is kept by those bytes with what they parsed to,
- * frozen; a body that starts and ends with a kept head's bytes parses only what lies between.
+ * system prompt, Codex's instructions), plus the bytes from the list's `]` to the end (Claude
+ * Code's system and tools come after its list) or through the last member the two share (Codex
+ * ends each body with a `client_metadata` of its own). It is kept by those bytes with what they
+ * parsed to, frozen; a body that has a kept head's bytes parses only what lies between and after.
  * A few heads are kept, most recently used first: one per client build and setting busy at once,
- * not one per conversation, so the memory is small and does not follow the live sessions.
+ * not one per conversation (heads with one prefix are merged to the members they share), so the
+ * memory is small and does not follow the live sessions.
  *
  * The result is JSON.parse's value for the whole body, key order included, or JSON.parse's own
  * error: the middle is parsed as `[null` + middle + `]`, which is JSON exactly when the middle
@@ -29,9 +31,9 @@ const MAX_HEADS = 8;
 /** After a pair of bodies that looked alike and made no head, bodies not compared before trying again. */
 const COOLDOWN = 32;
 /**
- * Heads given up unused in a row before learning pauses: conversations whose head differs by a
- * per-conversation field (Codex's `prompt_cache_key` after its list), more of them at once than
- * are kept, would otherwise pay a scan for each body and never use what it made.
+ * Heads given up unused in a row before learning pauses: conversations whose prefix differs by a
+ * field of their own (before the list, where heads are not merged), more of them at once than are
+ * kept, would otherwise pay a scan for each body and never use what it made.
  */
 const UNUSED_IN_A_ROW = 4;
 
