@@ -64,7 +64,8 @@ export class EventTail {
 
   /** The body as the next event: redacted, given the next seq and `ts`, serialised at the end. */
   add(body: EventBody, ts: string): Added {
-    const { value, hits } = redactDeep(body);
+    // An event is written once; the messages in it were remembered when they were keyed.
+    const { value, hits } = redactDeep(body, false);
     const { event, line } = eventLine(value, this.#lastSeq + 1, ts);
     const offset = this.#end;
     this.#keep(event, offset, offset + Buffer.byteLength(line, 'utf8'));

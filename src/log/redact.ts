@@ -48,12 +48,13 @@ export function redactText(text: string): { text: string; hits: string[] } {
 
 /**
  * Every string in a JSON value, object keys included; structure and key order are kept. Throws
- * `json_too_deep` for a value nested deeper than MAX_EVENT_DEPTH.
+ * `json_too_deep` for a value nested deeper than MAX_EVENT_DEPTH. `remember: false` for a value
+ * no later walk will meet (a log event's body): keeping it would cost two entries for nothing.
  */
-export function redactDeep<T>(value: T): Redacted<T> {
+export function redactDeep<T>(value: T, remember = true): Redacted<T> {
   const hits: string[] = [];
   const out = walk(value, hits, 1) as T;
-  if (typeof value === 'object' && value !== null) {
+  if (remember && typeof value === 'object' && value !== null) {
     const result = { value: out, hits: [...hits] };
     DONE.set(value, result);
     if ((out as unknown) !== value) DONE.set(out as object, { value: out, hits: [] });

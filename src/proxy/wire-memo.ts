@@ -12,6 +12,12 @@
  *
  * What `get` returns is a view of the ring: valid until the next `set`. The encoder copies what it
  * got into the body before it keeps anything new.
+ *
+ * A conversation's first request reads the memo but keeps nothing (`readOnly`): most first
+ * requests are the only one (a side call, a title, a one-shot call through a gateway), and keeping
+ * their messages cost a copy into the ring and an entry each, ~1.5% of such a request's CPU
+ * (docs/decisions/0017-what-a-first-request-no-longer-keeps.md). A second request serialises the
+ * first one's messages again, once, and keeps them.
  */
 import type { SerialisationMemo } from '../dialects/types.js';
 
@@ -27,6 +33,8 @@ export class WireMemo implements SerialisationMemo {
   readonly #kept = new WeakMap<object, Kept>();
   /** Bytes written since the ring began, gaps left at its end included. */
   #written = 0;
+  /** The memo as a conversation's first request uses it: what is kept is read, nothing new kept. */
+  readonly readOnly: SerialisationMemo = { get: (msg, variant) => this.get(msg, variant), set: () => undefined };
 
   constructor(maxBytes: number) {
     this.#ring = Buffer.allocUnsafeSlow(Math.max(0, Math.floor(maxBytes)));

@@ -59,6 +59,22 @@ describe('WireMemo', () => {
     expect(memo.get(msgs[0]!, 'v')).toBeUndefined();
   });
 
+  it('read only (a conversation\'s first request): hands back what is kept, keeps nothing new', () => {
+    const memo = new WireMemo(1 << 20);
+    const kept = Object.freeze({ role: 'user' as const, content: 'kept' });
+    const fresh = Object.freeze({ role: 'user' as const, content: 'fresh' });
+    memo.set(kept, 'v', Buffer.from('{"k":1}'));
+    memo.readOnly.set(fresh, 'v', Buffer.from('{"f":1}'));
+    expect(memo.readOnly.get(kept, 'v')?.toString()).toBe('{"k":1}');
+    expect(memo.get(fresh, 'v')).toBeUndefined();
+    // An encoder given the read-only memo serialises a fresh message and keeps nothing of it.
+    const messages = [fresh];
+    const plain = encodeRequest(request(messages), route, { bodyKey: false, headers: {} }, { stream: false, resolveImage: noImages });
+    const readOnly = encodeRequest(request(messages), route, { bodyKey: false, headers: {} }, { stream: false, resolveImage: noImages, memo: memo.readOnly });
+    expect(readOnly.body).toStrictEqual(plain.body);
+    expect(memo.get(fresh, 'openai-chat\u0000reasoning_content\u0000false')).toBeUndefined();
+  });
+
   it('an encoder given the memo gives the same bytes, and reuses what it kept', () => {
     const memo = new WireMemo(1 << 20);
     const messages = [Object.freeze({ role: 'user' as const, content: 'line "one"\nline two' }), Object.freeze({ role: 'assistant' as const, content: 'ok' })];

@@ -32,7 +32,9 @@ export async function build(call: Call) {
   if (cached !== undefined) hints.geminiCache = { name: cached.name, messages: cached.messages };
   // Encoded before llm.req is written: the record names the breakpoints the dialect placed. The
   // digest is the neutral request's, which encoding does not touch.
-  const encoded = a.dialect.encodeRequest(built.request, a.route.dialect, hints, { stream: true, resolveImage: (sha) => deps.images.resolve(sha), ...(deps.wireMemo === undefined ? {} : { memo: deps.wireMemo }), ...(deps.listMemo === undefined ? {} : { lists: deps.listMemo }) });
+  // A conversation's first request keeps no serialisations: most are the only one (wire-memo.ts).
+  const memo = cause === 'first' ? deps.wireMemo?.readOnly : deps.wireMemo;
+  const encoded = a.dialect.encodeRequest(built.request, a.route.dialect, hints, { stream: true, resolveImage: (sha) => deps.images.resolve(sha), ...(memo === undefined ? {} : { memo }), ...(deps.listMemo === undefined ? {} : { lists: deps.listMemo }) });
   call.reqEvent = turn.append({
     type: 'llm.req', digest: built.digest, recipe_version: turn.session.window.recipe?.version ?? a.route.recipe.version,
     route: a.route.name, model: a.route.dialect.model, origin: call.origin, params, elided: built.elided,
