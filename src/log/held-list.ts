@@ -14,13 +14,16 @@
  *
  * The list is compacted (the names still held, written to a new file renamed over it) when it
  * passes COMPACT_BYTES, so a reader never reads much. A process that dies leaves its list; a list
- * whose pid is dead holds nothing, and the next list made in the directory removes it.
+ * whose pid is dead holds nothing, and the next list made in the directory removes it. Its first
+ * line names its process's pid and boot (process-boot.ts): a list of another boot holds nothing
+ * either, whatever has its pid now.
  */
 import { closeSync, openSync, renameSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { writeFully } from './raw-file.js';
-import { isAlive, removeFilesOfDeadPids, removeOnExit, type FileLock } from './lock.js';
+import { removeFilesOfDeadPids, removeOnExit, type FileLock } from './lock.js';
+import { mayRun, parseSelfLine, selfLine } from './process-boot.js';
 
 const COMPACT_BYTES = 64 * 1024;
 const LIST_RE = /^\.held-([0-9]{1,10})$/;
@@ -75,6 +78,10 @@ export class HeldList {
   #append(line: string): void {
     if (this.#fd === undefined) this.#open();
     if (this.#stale) this.#compact();
+    this.#write(line);
+  }
+
+  #write(line: string): void {
     const bytes = Buffer.from(line, 'latin1');
     writeFully(this.#fd!, bytes);
     this.#size += bytes.length;
@@ -85,12 +92,13 @@ export class HeldList {
     this.#fd = openSync(this.file, 'w');
     this.#size = 0;
     removeOnExit(this.file);
+    this.#write(selfLine());
     void removeFilesOfDeadPids(dirname(this.file), LEFT_RE);
   }
 
   /** The names still held, in a new file put in the list's place at once: a reader sees one or the other. */
   #compact(): void {
-    const text = [...this.#held].map((id) => `+${id}\n`).join('');
+    const text = selfLine() + [...this.#held].map((id) => `+${id}\n`).join('');
     const next = `${this.file}.next`;
     const fd = openSync(next, 'w');
     try {
@@ -129,13 +137,14 @@ export async function heldElsewhere(dir: string, id: string): Promise<number | u
   }
   for (const name of names) {
     const pid = Number(LIST_RE.exec(name)?.[1] ?? 0);
-    if (pid === 0 || pid === process.pid || !isAlive(pid)) continue;
+    if (pid === 0 || pid === process.pid || !mayRun(pid)) continue;
     let text: string;
     try {
       text = await readFile(join(dir, name), 'latin1');
     } catch {
       continue; // removed by its process's exit since the listing
     }
+    if (!mayRun(pid, parseSelfLine(text.slice(0, text.indexOf('\n') + 1))?.boot)) continue;
     if (holds(text, id)) return pid;
   }
   return undefined;

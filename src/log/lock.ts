@@ -1,6 +1,6 @@
 /**
  * One writer per session across processes, for a log that existed when it was opened (a new one
- * is held through its writer's list, held-list.ts): `<id>.lock` holds the writer's pid. It is made as a
+ * is held through its writer's list, held-list.ts): `<id>.lock` holds the writer's pid and boot (`selfLine`). It is made as a
  * hard link to this process's own pid file in the same directory (`.writer-<pid>`, written once),
  * which fails if the name is taken as `wx` would, without giving each lock an inode of its own: on
  * the file systems measured here allocating one cost ~0.5 ms of kernel CPU against ~12 µs for a
@@ -10,15 +10,18 @@
  *
  * Take-over renames the stale file aside first (only one of two racing processes can), then
  * checks the pid it moved is the stale one; if a fresh lock was created in between, it is put
- * back. Limits: pid liveness cannot tell a reused pid from the writer (the lock then looks live:
- * remove it by hand), and processes in different pid namespaces sharing a data directory cannot
- * see each other.
+ * back. A lock names its writer's boot beside its pid (process-boot.ts): after a power loss, a
+ * lock of the dead proxy is stale even if another process now has its pid. Limits: within one
+ * boot, pid liveness cannot tell a reused pid from the writer (the lock then looks live: remove
+ * it by hand), and processes in different pid namespaces sharing a data directory cannot see
+ * each other.
  */
 import { existsSync, linkSync, statSync, unlinkSync } from 'node:fs';
 import { link, readdir, readFile, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ProxyError } from '../core/errors.js';
+import { mayRun, parseSelfLine, selfLine } from './process-boot.js';
 import { createFile, readSmall } from './raw-file.js';
 
 export interface FileLock {
@@ -46,8 +49,8 @@ export function refuseLegacyHolder(legacyLockFile: string, logFile: string): voi
   } catch {
     return; // removed since, or unreadable: nobody's
   }
-  const pid = parsePid(text);
-  if (pid !== undefined && pid !== process.pid && isAlive(pid)) throw new ProxyError('log_locked', { file: logFile, pid });
+  const holder = parseSelfLine(text);
+  if (holder !== undefined && holder.pid !== process.pid && mayRun(holder.pid, holder.boot)) throw new ProxyError('log_locked', { file: logFile, pid: holder.pid });
 }
 
 /** `logFile` only names the session in the error message. */
@@ -61,10 +64,10 @@ export async function acquireLock(lockFile: string, logFile: string): Promise<Fi
     }
     const holder = await readHolder(lockFile);
     if (holder === 'gone') continue;
-    if (holder !== process.pid && holder !== 'unreadable' && isAlive(holder)) {
-      throw new ProxyError('log_locked', { file: logFile, pid: holder });
+    if (holder !== 'unreadable' && holder.pid !== process.pid && mayRun(holder.pid, holder.boot)) {
+      throw new ProxyError('log_locked', { file: logFile, pid: holder.pid });
     }
-    // Dead pid, our own pid from an earlier open that was never released, or garbage: stale.
+    // A dead pid or another boot's, our own pid from an earlier open that was never released, or garbage: stale.
     await takeOver(lockFile, holder);
   }
   throw new ProxyError('log_locked', { file: logFile, pid: 'unknown (the lock file keeps changing)' });
@@ -105,15 +108,15 @@ async function createLock(lockFile: string): Promise<PidFile | undefined> {
       pidFiles.set(dir, code === 'ENOENT' ? writePidFile(dir) : Promise.resolve(undefined));
     }
   }
-  await createFile(lockFile, `${process.pid}\n`);
+  await createFile(lockFile, selfLine());
   return undefined;
 }
 
 async function writePidFile(dir: string): Promise<PidFile | undefined> {
   const file = join(dir, `.writer-${process.pid}`);
   try {
-    // `w`: a file left by a dead process that had this pid holds the same text.
-    await createFile(file, `${process.pid}\n`, 'w');
+    // `w`: a file left by a dead process that had this pid is this process's now.
+    await createFile(file, selfLine(), 'w');
   } catch {
     return undefined; // the locks are then created one by one, and that reports any real fault
   }
@@ -128,18 +131,27 @@ const PID_FILE_RE = /^\.writer-([0-9]{1,10})$/;
 /**
  * Removes the files in `dir` whose names (`re`, the pid its first group) say they belong to a dead
  * process other than this one: pid files and held lists (held-list.ts) of processes killed before
- * they could remove their own. A pid file's locks, if any are left, keep the inode and the dead
- * pid, so removing the name changes nothing but the listing.
+ * they could remove their own. One whose pid is running is read: its first line names its boot,
+ * and another boot's process is dead too. A pid file's locks, if any are left, keep the inode and
+ * the dead pid, so removing the name changes nothing but the listing.
  */
 export async function removeFilesOfDeadPids(dir: string, re: RegExp): Promise<void> {
   try {
     for (const name of await readdir(dir)) {
-      const pid = re.exec(name)?.[1];
-      if (pid !== undefined && Number(pid) !== process.pid && !isAlive(Number(pid))) await unlink(join(dir, name)).catch(() => undefined);
+      const pid = Number(re.exec(name)?.[1] ?? 0);
+      if (pid === 0 || pid === process.pid) continue;
+      const file = join(dir, name);
+      if (!mayRun(pid) || !mayRun(pid, await writtenBoot(file))) await unlink(file).catch(() => undefined);
     }
   } catch {
     // a listing that fails leaves a few bytes behind
   }
+}
+
+/** The boot a pid file or held list names in its first line (undefined: none, or gone). */
+async function writtenBoot(file: string): Promise<string | undefined> {
+  const text = await readFile(file, 'latin1').catch(() => '');
+  return parseSelfLine(text.slice(0, text.indexOf('\n') + 1))?.boot;
 }
 
 const exitRemovals = new Set<string>();
@@ -174,7 +186,7 @@ async function releaseLock(lockFile: string, linkedTo: PidFile | undefined): Pro
 /** A lock made as a file of its own (no pid file to link to) names this process. */
 function holdsOwnPid(lockFile: string): boolean {
   try {
-    return parsePid(readSmall(lockFile)) === process.pid;
+    return readSmall(lockFile) === selfLine();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw err;
@@ -191,8 +203,13 @@ function isLinkTo(lockFile: string, pidFile: PidFile): boolean {
   return st !== undefined && st.ino === pidFile.ino && st.dev === pidFile.dev;
 }
 
-/** The pid in the lock, `'gone'` if the file vanished, `'unreadable'` if it never held a pid. */
-async function readHolder(lockFile: string): Promise<number | 'gone' | 'unreadable'> {
+interface Holder {
+  pid: number;
+  boot?: string;
+}
+
+/** Who the lock names, `'gone'` if the file vanished, `'unreadable'` if it never held a pid. */
+async function readHolder(lockFile: string): Promise<Holder | 'gone' | 'unreadable'> {
   const deadline = Date.now() + EMPTY_GRACE_MS;
   for (;;) {
     let text: string;
@@ -202,31 +219,14 @@ async function readHolder(lockFile: string): Promise<number | 'gone' | 'unreadab
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'gone';
       throw err;
     }
-    const pid = parsePid(text);
-    if (pid !== undefined) return pid;
+    const holder = parseSelfLine(text);
+    if (holder !== undefined) return holder;
     if (Date.now() >= deadline) return 'unreadable';
     await sleep(10);
   }
 }
 
-function parsePid(text: string): number | undefined {
-  const trimmed = text.trim();
-  if (!/^[0-9]{1,10}$/.test(trimmed)) return undefined;
-  const pid = Number(trimmed);
-  return pid > 0 ? pid : undefined;
-}
-
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: the process exists but belongs to another user.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-async function takeOver(lockFile: string, stale: number | 'unreadable'): Promise<void> {
+async function takeOver(lockFile: string, stale: Holder | 'unreadable'): Promise<void> {
   const aside = `${lockFile}.stale-${process.pid}-${asideCounter++}`;
   try {
     await rename(lockFile, aside);
@@ -234,8 +234,9 @@ async function takeOver(lockFile: string, stale: number | 'unreadable'): Promise
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return; // someone else moved it
     throw err;
   }
-  const moved = parsePid(await readFile(aside, 'utf8').catch(() => ''));
-  if (moved !== undefined && moved !== stale && moved !== process.pid && isAlive(moved)) {
+  const moved = parseSelfLine(await readFile(aside, 'utf8').catch(() => ''));
+  const same = moved !== undefined && stale !== 'unreadable' && moved.pid === stale.pid && moved.boot === stale.boot;
+  if (moved !== undefined && !same && moved.pid !== process.pid && mayRun(moved.pid, moved.boot)) {
     // We moved a lock made after our look: put it back unless yet another has appeared.
     await link(aside, lockFile).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'EEXIST') throw err;

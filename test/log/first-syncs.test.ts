@@ -9,6 +9,7 @@ import { appendFile, readdir, readFile, rename, truncate, unlink, writeFile } fr
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FirstSyncJournal, recoverFirstSyncs } from '../../src/log/first-syncs.js';
+import { BOOT } from '../../src/log/process-boot.js';
 import { LogStore } from '../../src/log/store.js';
 import { TS, tempDir, userMsg } from './helpers.js';
 
@@ -57,7 +58,7 @@ describe('the first-sync journal', () => {
     const store = new LogStore(dir);
     const bytes = await oneRequestLogs(store, ['a', 'b']);
     const [name] = await readdir(join(store.dir, 'first-syncs'));
-    expect(name).toMatch(new RegExp(`^${process.pid}-\\d+\\.log$`));
+    expect(name).toMatch(new RegExp(`^${process.pid}-(?:${BOOT}-)?\\d+\\.log$`));
     const segment = await readFile(join(store.dir, 'first-syncs', name!));
     const expected = Buffer.concat(['a', 'b'].flatMap((id) => [Buffer.from(`{"id":"${id}","len":${bytes.get(id)!.length}}\n`), bytes.get(id)!]));
     expect(segment).toStrictEqual(expected);
@@ -128,6 +129,26 @@ describe('the first-sync journal', () => {
     expect(await recoverFirstSyncs(store.dir, (id) => store.file(id))).toStrictEqual({ segments: 2, repaired: [store.file('mine')] });
     expect((await store.read('mine')).events).toHaveLength(2);
     expect(existsSync(join(store.dir, '..', 'escape.jsonl'))).toBe(false);
+  });
+
+  it.skipIf(BOOT === undefined)('a segment names its boot: one of another boot is put back even if its pid now runs (a power loss gave it away)', async () => {
+    const store = new LogStore(dir);
+    const bytes = await oneRequestLogs(store, ['before', 'now']);
+    const segments = join(store.dir, 'first-syncs');
+    const [name] = await readdir(segments);
+    expect(name).toMatch(new RegExp(`^${process.pid}-${BOOT}-0\\.log$`));
+    const segment = await readFile(join(segments, name!));
+    await store.close();
+    const other = `${BOOT![0] === 'a' ? 'b' : 'a'}${BOOT!.slice(1)}`;
+    // pid 1 always runs; its segment of this boot is a running process's, of another boot a dead one's.
+    await writeFile(join(segments, `1-${BOOT}-0.log`), segment);
+    await writeFile(join(segments, `1-${other}-0.log`), segment);
+    await truncate(store.file('before'), 0);
+    await truncate(store.file('now'), 0);
+    const recovered = await recoverFirstSyncs(store.dir, (id) => store.file(id));
+    expect(recovered).toStrictEqual({ segments: 1, repaired: [store.file('before'), store.file('now')] });
+    expect(await readFile(store.file('before'))).toStrictEqual(bytes.get('before'));
+    expect(await readdir(segments)).toStrictEqual([`1-${BOOT}-0.log`]);
   });
 
   it('a proxy that starts beside a store of this process still writing its journal leaves that journal alone', async () => {

@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isProxyError } from '../../src/core/errors.js';
 import { HeldList, holds } from '../../src/log/held-list.js';
+import { BOOT, selfLine } from '../../src/log/process-boot.js';
 import { LogStore } from '../../src/log/store.js';
 import { Child, requireDist, tempDir } from './helpers.js';
 
@@ -25,6 +26,14 @@ afterEach(async () => {
 async function existing(store: LogStore, id: string): Promise<void> {
   await (await store.open(id, { create: true })).close();
 }
+
+/** What a process of this boot writes in its lock and pid file, and first in its held list. */
+function lineOf(pid: number): string {
+  return BOOT === undefined ? `${pid}\n` : `${pid} ${BOOT}\n`;
+}
+
+/** A boot that is not this one. */
+const OTHER_BOOT = BOOT === undefined ? undefined : `${BOOT[0] === 'a' ? 'b' : 'a'}${BOOT.slice(1)}`;
 
 function heldListOf(store: LogStore, pid: number): string {
   return join(store.lockDir, `.held-${pid}`);
@@ -50,7 +59,7 @@ describe('the lock file', () => {
       expect(existsSync(store.lockFile('shared'))).toBe(false);
       expect(holds(await readFile(heldListOf(store, holder.pid), 'latin1'), 'shared')).toBe(true);
     } else {
-      expect(await readFile(store.lockFile('shared'), 'utf8')).toBe(`${holder.pid}\n`);
+      expect(await readFile(store.lockFile('shared'), 'utf8')).toBe(lineOf(holder.pid));
     }
 
     let err: unknown;
@@ -71,7 +80,7 @@ describe('the lock file', () => {
 
     await holder.kill();
     const log = await store.open('shared', { create: false });
-    expect(await readFile(store.lockFile('shared'), 'utf8')).toBe(`${process.pid}\n`);
+    expect(await readFile(store.lockFile('shared'), 'utf8')).toBe(selfLine());
     expect(log.lastSeq).toBe(1);
     await log.close();
     expect(existsSync(store.lockFile('shared'))).toBe(false);
@@ -83,7 +92,7 @@ describe('the lock file', () => {
     children.push(holder);
     await holder.waitFor((l) => l.startsWith('ready '));
     const text = await readFile(heldListOf(store, holder.pid), 'latin1');
-    expect(text).toBe('+given\n-given\n');
+    expect(text).toBe(`${lineOf(holder.pid)}+given\n-given\n`);
     const log = await store.open('given', { create: false });
     expect(log.lastSeq).toBe(1);
     await log.close();
@@ -94,7 +103,7 @@ describe('the lock file', () => {
     // A directory where the list would be: it cannot be opened for writing.
     await mkdir(heldListOf(store, process.pid), { recursive: true });
     const log = await store.open('fallback', { create: true });
-    expect(await readFile(store.lockFile('fallback'), 'utf8')).toBe(`${process.pid}\n`);
+    expect(await readFile(store.lockFile('fallback'), 'utf8')).toBe(selfLine());
     await log.close();
     expect(existsSync(store.lockFile('fallback'))).toBe(false);
   });
@@ -105,7 +114,7 @@ describe('the lock file', () => {
     const pid = await deadPid();
     await writeFile(store.lockFile('stale'), `${pid}\n`);
     const log = await store.open('stale', { create: false });
-    expect(await readFile(store.lockFile('stale'), 'utf8')).toBe(`${process.pid}\n`);
+    expect(await readFile(store.lockFile('stale'), 'utf8')).toBe(selfLine());
     await log.close();
     expect(existsSync(store.lockFile('stale'))).toBe(false);
   });
@@ -115,7 +124,7 @@ describe('the lock file', () => {
     await existing(store, 'empty');
     await writeFile(store.lockFile('empty'), '');
     const log = await store.open('empty', { create: false });
-    expect(await readFile(store.lockFile('empty'), 'utf8')).toBe(`${process.pid}\n`);
+    expect(await readFile(store.lockFile('empty'), 'utf8')).toBe(selfLine());
     await log.close();
   });
 
@@ -145,11 +154,11 @@ describe('the lock file', () => {
     expect(statSync(pidFile).nlink).toBe(3);
     await a.close();
     expect(existsSync(store.lockFile('a'))).toBe(false);
-    expect(await readFile(store.lockFile('b'), 'utf8')).toBe(`${process.pid}\n`);
+    expect(await readFile(store.lockFile('b'), 'utf8')).toBe(selfLine());
 
     await rm(pidFile);
     const c = await store.open('c', { create: false });
-    expect(await readFile(store.lockFile('c'), 'utf8')).toBe(`${process.pid}\n`);
+    expect(await readFile(store.lockFile('c'), 'utf8')).toBe(selfLine());
     await c.close();
     const d = await store.open('d', { create: false });
     expect(statSync(store.lockFile('d')).ino).toBe(statSync(pidFile).ino);
@@ -183,6 +192,36 @@ describe('the lock file', () => {
     for (let i = 0; i < 100 && dead.some((f) => existsSync(f)); i++) await new Promise((r) => setTimeout(r, 10));
     expect(dead.filter((f) => existsSync(f))).toEqual([]);
     expect(live.filter((f) => existsSync(f))).toEqual(live);
+  });
+
+  // pid 1 is always running: only the boot its files name can make them stale.
+  it.skipIf(BOOT === undefined)('a lock, pid file or held list naming a running pid of another boot holds nothing, and goes (a power loss gave the pid away)', async () => {
+    const store = new LogStore(dir);
+    const gone = async (file: string) => {
+      for (let i = 0; i < 100 && existsSync(file); i++) await new Promise((r) => setTimeout(r, 10));
+      return !existsSync(file);
+    };
+    await mkdir(store.lockDir, { recursive: true });
+    await writeFile(join(store.lockDir, '.writer-1'), `1 ${OTHER_BOOT}\n`);
+    await writeFile(heldListOf(store, 1), `1 ${OTHER_BOOT}\n+listed\n`);
+    // This process's first list here, and its first pid file, clear away what the dead process left.
+    for (const id of ['locked', 'listed', 'ours-locked', 'ours-listed']) await existing(store, id);
+    expect(await gone(heldListOf(store, 1))).toBe(true);
+    await writeFile(store.lockFile('locked'), `1 ${OTHER_BOOT}\n`);
+    const locked = await store.open('locked', { create: false });
+    expect(await readFile(store.lockFile('locked'), 'utf8')).toBe(selfLine());
+    await locked.close();
+    expect(await gone(join(store.lockDir, '.writer-1'))).toBe(true);
+    // A list left there later (no writer clears it in this process's time) is read and holds nothing.
+    await writeFile(heldListOf(store, 1), `1 ${OTHER_BOOT}\n+listed\n`);
+    await (await store.open('listed', { create: false })).close();
+
+    // The same files naming this boot are held.
+    await writeFile(store.lockFile('ours-locked'), lineOf(1));
+    await writeFile(heldListOf(store, 1), `${lineOf(1)}+ours-listed\n`);
+    await expect(store.open('ours-locked', { create: false })).rejects.toThrow(/locked by process 1\./);
+    await expect(store.open('ours-listed', { create: false })).rejects.toThrow(/locked by process 1\./);
+    expect(existsSync(heldListOf(store, 1))).toBe(true);
   });
 
   it('keeps the locks, the pid file and the held list out of the logs\' directory', async () => {
