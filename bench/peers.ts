@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { renderWorkload, type Runs, type WorkloadReport } from './peers/report.js';
 import { PORTKEY_VERSION } from './peers/portkey.js';
 import { createCost, dataParent, removeDataDirs } from './data-dirs.js';
+import { freshMemoryCost, type FreshMemoryCost } from './peers/fresh-memory.js';
 import { fileSystemOf, PROXY_MAIN, startTarget, startUpstream, TARGET_NAMES, type Target, type TargetName } from './peers/targets.js';
 import { agentLoad, deepLoad, liveSessionsLoad, newConversationLoad, quickSizes, SIZES, WORKLOAD_KEYS, type RunResult, type WorkloadKey } from './peers/workloads.js';
 
@@ -98,6 +99,8 @@ export interface PeersOptions {
 export interface PeersReport {
   workloads: WorkloadReport[];
   createCostUs: number;
+  /** What a fresh MiB of memory cost when they began (bench/peers/fresh-memory.ts). */
+  freshMemory: FreshMemoryCost;
   /** Whether the data directories' parent took the top-directory flag. */
   topDir: boolean;
 }
@@ -109,8 +112,10 @@ export async function measurePeers(opts: PeersOptions = {}): Promise<PeersReport
   if (targets.includes('baseline') && opts.baseline === undefined) throw new Error('peers: the baseline target needs --baseline PATH');
   const createCostUs = createCost();
   log(`a file create in ${dataParent().dir}${dataParent().topDir ? ' (a top directory)' : ''} costs ${createCostUs.toFixed(0)} µs of CPU`);
+  const freshMemory = freshMemoryCost();
+  log(`a fresh MiB written costs ${freshMemory.usPerMib.toFixed(0)} µs of CPU and ${freshMemory.faultsPerMib.toFixed(0)} page faults`);
   try {
-    return { workloads: await measureWorkloads(opts, targets, log), createCostUs, topDir: dataParent().topDir };
+    return { workloads: await measureWorkloads(opts, targets, log), createCostUs, freshMemory, topDir: dataParent().topDir };
   } finally {
     await removeDataDirs();
   }
@@ -184,6 +189,9 @@ export function renderPeers(report: PeersReport, started: Date, heading: string[
     '(`chattr +T`; marked, ext4 spreads them over its block groups, away from the files earlier runs removed, which on ext4 without a',
     'journal made each create in the same group cost up to ~900 µs for minutes after: bench/data-dirs.ts); all are removed at the end.',
     `A create there cost ${report.createCostUs.toFixed(0)} µs of CPU when this run began (300 made one after another).`,
+    `A MiB of memory the process had not touched, allocated and written once, cost ${report.freshMemory.usPerMib.toFixed(0)} µs of CPU and ${report.freshMemory.faultsPerMib.toFixed(0)} page faults`,
+    '(64 in a row, each collected before the next: bench/peers/fresh-memory.ts): the floor and prefix-proxy write such buffers for every',
+    'large body (the pipe streams), so (c) moves with this figure from one machine to another.',
     '',
     ...report.workloads.flatMap(renderWorkload),
   ];
