@@ -11,17 +11,17 @@
  * segment. After a crash, startup (`recoverFirstSyncs`) puts back every own file whose first bytes
  * are not its record's, and makes them durable, before any log is read.
  *
- * Layout: `sessions/first-syncs/<pid>-<boot>-<n>.log` (`<pid>-<n>.log` where the system gives no
- * boot id, and from earlier versions); a record is a line `{"id":...,"len":N}` and the log's first
- * N bytes (whole lines). A record cut short by a crash was never acknowledged. The boot in the
- * name lets a start after a power loss put back a dead proxy's segment even if its pid now
- * belongs to a running process (process-boot.ts).
+ * Layout: `sessions/first-syncs/<pid>-<boot>-<start>-<n>.log` (`<pid>-<n>.log` without /proc, and
+ * from earlier versions); a record is a line `{"id":...,"len":N}` and the log's first N bytes
+ * (whole lines). A record cut short by a crash was never acknowledged. The boot and start in the
+ * name let a start after a crash put back a dead proxy's segment even if its pid now belongs to
+ * a running process (process-boot.ts).
  */
 import { execFile } from 'node:child_process';
 import { mkdir, open, readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GroupCommitWriter } from './group-commit.js';
-import { BOOT, BOOT_PATTERN, mayRun } from './process-boot.js';
+import { BOOT_PATTERN, mayRun, self } from './process-boot.js';
 import { RawFile } from './raw-file.js';
 import { namedWithSyncs } from './session-log.js';
 
@@ -105,7 +105,8 @@ export class FirstSyncJournal {
     this.#made ??= mkdir(this.dir, { recursive: true }).then(() => syncDir(this.#logs));
     await this.#made;
     for (;;) {
-      const file = join(this.dir, `${process.pid}${BOOT === undefined ? '' : `-${BOOT}`}-${this.#n++}.log`);
+      const { pid, boot, start } = self();
+      const file = join(this.dir, `${[pid, boot, start, this.#n++].filter((x) => x !== undefined).join('-')}.log`);
       let fh: RawFile;
       try {
         fh = await RawFile.open(file, 'ax');
@@ -200,7 +201,7 @@ export async function recoverFirstSyncs(logsDir: string, fileOf: (id: string) =>
     const segment = join(dir, name);
     if (named === null || inUse(segment)) continue;
     const pid = Number(named[1]);
-    if (pid !== process.pid && mayRun(pid, named[2])) continue;
+    if (pid !== process.pid && mayRun({ pid, ...(named[2] === undefined ? {} : { boot: named[2] }), ...(named[3] === undefined ? {} : { start: named[3] }) })) continue;
     const files: string[] = [];
     for (const { id, bytes } of records(await readFile(segment))) {
       let file: string;
@@ -235,8 +236,8 @@ export async function recoverFirstSyncs(logsDir: string, fileOf: (id: string) =>
   return out;
 }
 
-/** `<pid>-<boot>-<n>.log`, or `<pid>-<n>.log`: the pid, and the boot if named. */
-const SEGMENT_NAME = new RegExp(`^(\\d{1,10})(?:-(${BOOT_PATTERN}))?-\\d+\\.log$`);
+/** `<pid>-<boot>-<start>-<n>.log`, or `<pid>-<n>.log`: the pid, and its boot and start if named. */
+const SEGMENT_NAME = new RegExp(`^(\\d{1,10})(?:-(${BOOT_PATTERN})(?:-(\\d{1,20}))?)?-\\d+\\.log$`);
 
 /** The whole records of a segment, in order; a torn or malformed one ends it. */
 function* records(data: Buffer): Generator<{ id: string; bytes: Buffer }> {

@@ -15,8 +15,8 @@
  * The list is compacted (the names still held, written to a new file renamed over it) when it
  * passes COMPACT_BYTES, so a reader never reads much. A process that dies leaves its list; a list
  * whose pid is dead holds nothing, and the next list made in the directory removes it. Its first
- * line names its process's pid and boot (process-boot.ts): a list of another boot holds nothing
- * either, whatever has its pid now.
+ * line names its process's pid, boot and start (process-boot.ts): a list of another boot, or of a
+ * process whose pid another has now, holds nothing either.
  */
 import { closeSync, openSync, renameSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
@@ -137,14 +137,14 @@ export async function heldElsewhere(dir: string, id: string): Promise<number | u
   }
   for (const name of names) {
     const pid = Number(LIST_RE.exec(name)?.[1] ?? 0);
-    if (pid === 0 || pid === process.pid || !mayRun(pid)) continue;
+    if (pid === 0 || pid === process.pid || !mayRun({ pid })) continue;
     let text: string;
     try {
       text = await readFile(join(dir, name), 'latin1');
     } catch {
       continue; // removed by its process's exit since the listing
     }
-    if (!mayRun(pid, parseSelfLine(text.slice(0, text.indexOf('\n') + 1))?.boot)) continue;
+    if (!mayRun({ ...parseSelfLine(text.slice(0, text.indexOf('\n') + 1)), pid })) continue;
     if (holds(text, id)) return pid;
   }
   return undefined;

@@ -1,6 +1,6 @@
 /**
  * One writer per session across processes, for a log that existed when it was opened (a new one
- * is held through its writer's list, held-list.ts): `<id>.lock` holds the writer's pid and boot (`selfLine`). It is made as a
+ * is held through its writer's list, held-list.ts): `<id>.lock` holds the writer's pid, boot and start (`selfLine`). It is made as a
  * hard link to this process's own pid file in the same directory (`.writer-<pid>`, written once),
  * which fails if the name is taken as `wx` would, without giving each lock an inode of its own: on
  * the file systems measured here allocating one cost ~0.5 ms of kernel CPU against ~12 µs for a
@@ -10,18 +10,18 @@
  *
  * Take-over renames the stale file aside first (only one of two racing processes can), then
  * checks the pid it moved is the stale one; if a fresh lock was created in between, it is put
- * back. A lock names its writer's boot beside its pid (process-boot.ts): after a power loss, a
- * lock of the dead proxy is stale even if another process now has its pid. Limits: within one
- * boot, pid liveness cannot tell a reused pid from the writer (the lock then looks live: remove
- * it by hand), and processes in different pid namespaces sharing a data directory cannot see
- * each other.
+ * back. A lock names its writer's boot and start beside its pid (process-boot.ts): a lock of a
+ * dead proxy is stale even if another process now has its pid (after a power loss, or pids
+ * wrapped). Limits: without /proc (or a lock of an earlier version) pid liveness cannot tell a
+ * reused pid from the writer (the lock then looks live: remove it by hand), and processes in
+ * different pid namespaces sharing a data directory cannot see each other.
  */
 import { existsSync, linkSync, statSync, unlinkSync } from 'node:fs';
 import { link, readdir, readFile, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ProxyError } from '../core/errors.js';
-import { mayRun, parseSelfLine, selfLine } from './process-boot.js';
+import { mayRun, parseSelfLine, selfLine, type Writer } from './process-boot.js';
 import { createFile, readSmall } from './raw-file.js';
 
 export interface FileLock {
@@ -50,7 +50,7 @@ export function refuseLegacyHolder(legacyLockFile: string, logFile: string): voi
     return; // removed since, or unreadable: nobody's
   }
   const holder = parseSelfLine(text);
-  if (holder !== undefined && holder.pid !== process.pid && mayRun(holder.pid, holder.boot)) throw new ProxyError('log_locked', { file: logFile, pid: holder.pid });
+  if (holder !== undefined && holder.pid !== process.pid && mayRun(holder)) throw new ProxyError('log_locked', { file: logFile, pid: holder.pid });
 }
 
 /** `logFile` only names the session in the error message. */
@@ -64,7 +64,7 @@ export async function acquireLock(lockFile: string, logFile: string): Promise<Fi
     }
     const holder = await readHolder(lockFile);
     if (holder === 'gone') continue;
-    if (holder !== 'unreadable' && holder.pid !== process.pid && mayRun(holder.pid, holder.boot)) {
+    if (holder !== 'unreadable' && holder.pid !== process.pid && mayRun(holder)) {
       throw new ProxyError('log_locked', { file: logFile, pid: holder.pid });
     }
     // A dead pid or another boot's, our own pid from an earlier open that was never released, or garbage: stale.
@@ -131,8 +131,8 @@ const PID_FILE_RE = /^\.writer-([0-9]{1,10})$/;
 /**
  * Removes the files in `dir` whose names (`re`, the pid its first group) say they belong to a dead
  * process other than this one: pid files and held lists (held-list.ts) of processes killed before
- * they could remove their own. One whose pid is running is read: its first line names its boot,
- * and another boot's process is dead too. A pid file's locks, if any are left, keep the inode and
+ * they could remove their own. One whose pid is running is read: its first line names its boot
+ * and start, and a process of another boot, or started at another time, is dead too. A pid file's locks, if any are left, keep the inode and
  * the dead pid, so removing the name changes nothing but the listing.
  */
 export async function removeFilesOfDeadPids(dir: string, re: RegExp): Promise<void> {
@@ -141,17 +141,17 @@ export async function removeFilesOfDeadPids(dir: string, re: RegExp): Promise<vo
       const pid = Number(re.exec(name)?.[1] ?? 0);
       if (pid === 0 || pid === process.pid) continue;
       const file = join(dir, name);
-      if (!mayRun(pid) || !mayRun(pid, await writtenBoot(file))) await unlink(file).catch(() => undefined);
+      if (!mayRun({ pid }) || !mayRun({ ...(await writtenBy(file)), pid })) await unlink(file).catch(() => undefined);
     }
   } catch {
     // a listing that fails leaves a few bytes behind
   }
 }
 
-/** The boot a pid file or held list names in its first line (undefined: none, or gone). */
-async function writtenBoot(file: string): Promise<string | undefined> {
+/** Who a pid file or held list names in its first line (undefined: no one, or it is gone). */
+async function writtenBy(file: string): Promise<Writer | undefined> {
   const text = await readFile(file, 'latin1').catch(() => '');
-  return parseSelfLine(text.slice(0, text.indexOf('\n') + 1))?.boot;
+  return parseSelfLine(text.slice(0, text.indexOf('\n') + 1));
 }
 
 const exitRemovals = new Set<string>();
@@ -203,13 +203,8 @@ function isLinkTo(lockFile: string, pidFile: PidFile): boolean {
   return st !== undefined && st.ino === pidFile.ino && st.dev === pidFile.dev;
 }
 
-interface Holder {
-  pid: number;
-  boot?: string;
-}
-
 /** Who the lock names, `'gone'` if the file vanished, `'unreadable'` if it never held a pid. */
-async function readHolder(lockFile: string): Promise<Holder | 'gone' | 'unreadable'> {
+async function readHolder(lockFile: string): Promise<Writer | 'gone' | 'unreadable'> {
   const deadline = Date.now() + EMPTY_GRACE_MS;
   for (;;) {
     let text: string;
@@ -226,7 +221,7 @@ async function readHolder(lockFile: string): Promise<Holder | 'gone' | 'unreadab
   }
 }
 
-async function takeOver(lockFile: string, stale: Holder | 'unreadable'): Promise<void> {
+async function takeOver(lockFile: string, stale: Writer | 'unreadable'): Promise<void> {
   const aside = `${lockFile}.stale-${process.pid}-${asideCounter++}`;
   try {
     await rename(lockFile, aside);
@@ -235,8 +230,8 @@ async function takeOver(lockFile: string, stale: Holder | 'unreadable'): Promise
     throw err;
   }
   const moved = parseSelfLine(await readFile(aside, 'utf8').catch(() => ''));
-  const same = moved !== undefined && stale !== 'unreadable' && moved.pid === stale.pid && moved.boot === stale.boot;
-  if (moved !== undefined && !same && moved.pid !== process.pid && mayRun(moved.pid, moved.boot)) {
+  const same = moved !== undefined && stale !== 'unreadable' && moved.pid === stale.pid && moved.boot === stale.boot && moved.start === stale.start;
+  if (moved !== undefined && !same && moved.pid !== process.pid && mayRun(moved)) {
     // We moved a lock made after our look: put it back unless yet another has appeared.
     await link(aside, lockFile).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'EEXIST') throw err;

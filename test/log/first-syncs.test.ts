@@ -9,7 +9,7 @@ import { appendFile, readdir, readFile, rename, truncate, unlink, writeFile } fr
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FirstSyncJournal, recoverFirstSyncs } from '../../src/log/first-syncs.js';
-import { BOOT } from '../../src/log/process-boot.js';
+import { BOOT, startOf } from '../../src/log/process-boot.js';
 import { LogStore } from '../../src/log/store.js';
 import { TS, tempDir, userMsg } from './helpers.js';
 
@@ -58,7 +58,7 @@ describe('the first-sync journal', () => {
     const store = new LogStore(dir);
     const bytes = await oneRequestLogs(store, ['a', 'b']);
     const [name] = await readdir(join(store.dir, 'first-syncs'));
-    expect(name).toMatch(new RegExp(`^${process.pid}-(?:${BOOT}-)?\\d+\\.log$`));
+    expect(name).toMatch(new RegExp(`^${process.pid}-(?:${BOOT}-${startOf(process.pid)}-)?\\d+\\.log$`));
     const segment = await readFile(join(store.dir, 'first-syncs', name!));
     const expected = Buffer.concat(['a', 'b'].flatMap((id) => [Buffer.from(`{"id":"${id}","len":${bytes.get(id)!.length}}\n`), bytes.get(id)!]));
     expect(segment).toStrictEqual(expected);
@@ -131,24 +131,27 @@ describe('the first-sync journal', () => {
     expect(existsSync(join(store.dir, '..', 'escape.jsonl'))).toBe(false);
   });
 
-  it.skipIf(BOOT === undefined)('a segment names its boot: one of another boot is put back even if its pid now runs (a power loss gave it away)', async () => {
+  it.skipIf(BOOT === undefined)('a segment names its boot and start: one of another boot or start is put back even if its pid now runs', async () => {
     const store = new LogStore(dir);
     const bytes = await oneRequestLogs(store, ['before', 'now']);
     const segments = join(store.dir, 'first-syncs');
     const [name] = await readdir(segments);
-    expect(name).toMatch(new RegExp(`^${process.pid}-${BOOT}-0\\.log$`));
+    expect(name).toBe(`${process.pid}-${BOOT}-${startOf(process.pid)}-0.log`);
     const segment = await readFile(join(segments, name!));
     await store.close();
     const other = `${BOOT![0] === 'a' ? 'b' : 'a'}${BOOT!.slice(1)}`;
-    // pid 1 always runs; its segment of this boot is a running process's, of another boot a dead one's.
-    await writeFile(join(segments, `1-${BOOT}-0.log`), segment);
-    await writeFile(join(segments, `1-${other}-0.log`), segment);
+    // pid 1 always runs: its segment of this boot and start (or naming no start) is a running
+    // process's; of another boot, or of another start in this boot (pids wrapped), a dead one's.
+    const start1 = startOf(1)!;
+    const running = [`1-${BOOT}-${start1}-0.log`, `1-${BOOT}-0.log`].sort();
+    for (const n of [...running, `1-${other}-0.log`, `1-${BOOT}-${Number(start1) + 1}-0.log`]) await writeFile(join(segments, n), segment);
     await truncate(store.file('before'), 0);
     await truncate(store.file('now'), 0);
     const recovered = await recoverFirstSyncs(store.dir, (id) => store.file(id));
-    expect(recovered).toStrictEqual({ segments: 1, repaired: [store.file('before'), store.file('now')] });
+    // The first segment put back repairs both logs; the second finds them whole.
+    expect(recovered).toStrictEqual({ segments: 2, repaired: [store.file('before'), store.file('now')] });
     expect(await readFile(store.file('before'))).toStrictEqual(bytes.get('before'));
-    expect(await readdir(segments)).toStrictEqual([`1-${BOOT}-0.log`]);
+    expect((await readdir(segments)).sort()).toStrictEqual(running);
   });
 
   it('a proxy that starts beside a store of this process still writing its journal leaves that journal alone', async () => {

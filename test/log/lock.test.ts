@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isProxyError } from '../../src/core/errors.js';
 import { HeldList, holds } from '../../src/log/held-list.js';
-import { BOOT, selfLine } from '../../src/log/process-boot.js';
+import { BOOT, selfLine, startOf } from '../../src/log/process-boot.js';
 import { LogStore } from '../../src/log/store.js';
 import { Child, requireDist, tempDir } from './helpers.js';
 
@@ -27,9 +27,9 @@ async function existing(store: LogStore, id: string): Promise<void> {
   await (await store.open(id, { create: true })).close();
 }
 
-/** What a process of this boot writes in its lock and pid file, and first in its held list. */
+/** What a running process writes in its lock and pid file, and first in its held list. */
 function lineOf(pid: number): string {
-  return BOOT === undefined ? `${pid}\n` : `${pid} ${BOOT}\n`;
+  return `${[pid, BOOT, BOOT === undefined ? undefined : startOf(pid)].filter((x) => x !== undefined).join(' ')}\n`;
 }
 
 /** A boot that is not this one. */
@@ -194,7 +194,7 @@ describe('the lock file', () => {
     expect(live.filter((f) => existsSync(f))).toEqual(live);
   });
 
-  // pid 1 is always running: only the boot its files name can make them stale.
+  // pid 1 is always running: only the boot and start its files name can make them stale.
   it.skipIf(BOOT === undefined)('a lock, pid file or held list naming a running pid of another boot holds nothing, and goes (a power loss gave the pid away)', async () => {
     const store = new LogStore(dir);
     const gone = async (file: string) => {
@@ -222,6 +222,24 @@ describe('the lock file', () => {
     await expect(store.open('ours-locked', { create: false })).rejects.toThrow(/locked by process 1\./);
     await expect(store.open('ours-listed', { create: false })).rejects.toThrow(/locked by process 1\./);
     expect(existsSync(heldListOf(store, 1))).toBe(true);
+  });
+
+  it.skipIf(BOOT === undefined)('a lock or held list naming a running pid of this boot that started at another time holds nothing (pids wrapped)', async () => {
+    const store = new LogStore(dir);
+    for (const id of ['locked', 'listed', 'true-locked', 'true-listed']) await existing(store, id);
+    const start1 = startOf(1)!;
+    const another = `${1 + Number(start1)}`;
+    await writeFile(store.lockFile('locked'), `1 ${BOOT} ${another}\n`);
+    const locked = await store.open('locked', { create: false });
+    expect(await readFile(store.lockFile('locked'), 'utf8')).toBe(selfLine());
+    await locked.close();
+    await writeFile(heldListOf(store, 1), `1 ${BOOT} ${another}\n+listed\n`);
+    await (await store.open('listed', { create: false })).close();
+    // pid 1's own start: held.
+    await writeFile(store.lockFile('true-locked'), `1 ${BOOT} ${start1}\n`);
+    await writeFile(heldListOf(store, 1), `1 ${BOOT} ${start1}\n+true-listed\n`);
+    await expect(store.open('true-locked', { create: false })).rejects.toThrow(/locked by process 1\./);
+    await expect(store.open('true-listed', { create: false })).rejects.toThrow(/locked by process 1\./);
   });
 
   it('keeps the locks, the pid file and the held list out of the logs\' directory', async () => {
