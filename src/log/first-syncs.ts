@@ -21,7 +21,7 @@ import { execFile } from 'node:child_process';
 import { mkdir, open, readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GroupCommitWriter } from './group-commit.js';
-import { BOOT_PATTERN, mayRun, self } from './process-boot.js';
+import { BOOT_PATTERN, mayRun, selfFields, writerOf } from './process-boot.js';
 import { RawFile } from './raw-file.js';
 import { namedWithSyncs } from './session-log.js';
 
@@ -105,8 +105,7 @@ export class FirstSyncJournal {
     this.#made ??= mkdir(this.dir, { recursive: true }).then(() => syncDir(this.#logs));
     await this.#made;
     for (;;) {
-      const { pid, boot, start } = self();
-      const file = join(this.dir, `${[pid, boot, start, this.#n++].filter((x) => x !== undefined).join('-')}.log`);
+      const file = join(this.dir, `${[...selfFields(), this.#n++].join('-')}.log`);
       let fh: RawFile;
       try {
         fh = await RawFile.open(file, 'ax');
@@ -200,8 +199,8 @@ export async function recoverFirstSyncs(logsDir: string, fileOf: (id: string) =>
     const named = SEGMENT_NAME.exec(name);
     const segment = join(dir, name);
     if (named === null || inUse(segment)) continue;
-    const pid = Number(named[1]);
-    if (pid !== process.pid && mayRun({ pid, ...(named[2] === undefined ? {} : { boot: named[2] }), ...(named[3] === undefined ? {} : { start: named[3] }) })) continue;
+    const writer = writerOf(named[1]!, named[2], named[3]);
+    if (writer.pid !== process.pid && mayRun(writer)) continue;
     const files: string[] = [];
     for (const { id, bytes } of records(await readFile(segment))) {
       let file: string;

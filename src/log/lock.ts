@@ -131,9 +131,9 @@ const PID_FILE_RE = /^\.writer-([0-9]{1,10})$/;
 /**
  * Removes the files in `dir` whose names (`re`, the pid its first group) say they belong to a dead
  * process other than this one: pid files and held lists (held-list.ts) of processes killed before
- * they could remove their own. One whose pid is running is read: its first line names its boot
- * and start, and a process of another boot, or started at another time, is dead too. A pid file's locks, if any are left, keep the inode and
- * the dead pid, so removing the name changes nothing but the listing.
+ * they could remove their own. Its first line names its boot and start, and a process of another
+ * boot, or started at another time, is dead too. A pid file's locks, if any are left, keep the
+ * inode and the dead pid, so removing the name changes nothing but the listing.
  */
 export async function removeFilesOfDeadPids(dir: string, re: RegExp): Promise<void> {
   try {
@@ -141,7 +141,7 @@ export async function removeFilesOfDeadPids(dir: string, re: RegExp): Promise<vo
       const pid = Number(re.exec(name)?.[1] ?? 0);
       if (pid === 0 || pid === process.pid) continue;
       const file = join(dir, name);
-      if (!mayRun({ pid }) || !mayRun({ ...(await writtenBy(file)), pid })) await unlink(file).catch(() => undefined);
+      if (!mayRun({ ...(await writtenBy(file)), pid })) await unlink(file).catch(() => undefined);
     }
   } catch {
     // a listing that fails leaves a few bytes behind

@@ -69,15 +69,19 @@ export function mayRun({ pid, boot, start }: Writer): boolean {
   return now === undefined || now === start;
 }
 
-/** This process as files name it. */
-export function self(): Writer {
-  return { pid: process.pid, ...(BOOT === undefined ? {} : { boot: BOOT }), ...(START === undefined ? {} : { start: START }) };
+/** A writer from the fields a file names it by: its pid, then its boot and start if recorded. */
+export function writerOf(pid: string, boot: string | undefined, start: string | undefined): Writer {
+  return { pid: Number(pid), ...(boot === undefined ? {} : { boot }), ...(start === undefined ? {} : { start }) };
 }
 
-/** This process as a line names it: `<pid>`, then where known ` <boot>` and ` <start>`. */
+/** This process's fields, in the order files write them: its pid, then where known its boot and start. */
+export function selfFields(): string[] {
+  return [String(process.pid), ...(BOOT === undefined ? [] : [BOOT]), ...(BOOT === undefined || START === undefined ? [] : [START])];
+}
+
+/** This process as a line names it (a lock, a pid file, a held list's first line). */
 export function selfLine(): string {
-  const { pid, boot, start } = self();
-  return `${[pid, boot, start].filter((x) => x !== undefined).join(' ')}\n`;
+  return `${selfFields().join(' ')}\n`;
 }
 
 const LINE = new RegExp(`^([0-9]{1,10})(?: (${BOOT_PATTERN})(?: ([0-9]{1,20}))?)?$`);
@@ -85,8 +89,6 @@ const LINE = new RegExp(`^([0-9]{1,10})(?: (${BOOT_PATTERN})(?: ([0-9]{1,20}))?)
 /** A line written by `selfLine` (or a bare pid, as earlier versions wrote): undefined if it is neither. */
 export function parseSelfLine(text: string): Writer | undefined {
   const m = LINE.exec(text.trim());
-  if (m === null) return undefined;
-  const pid = Number(m[1]);
-  if (pid <= 0) return undefined;
-  return { pid, ...(m[2] === undefined ? {} : { boot: m[2] }), ...(m[3] === undefined ? {} : { start: m[3] }) };
+  if (m === null || Number(m[1]) <= 0) return undefined;
+  return writerOf(m[1]!, m[2], m[3]);
 }

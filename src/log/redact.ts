@@ -52,6 +52,9 @@ export function redactText(text: string): { text: string; hits: string[] } {
  * no later walk will meet (a log event's body): keeping it would cost two entries for nothing.
  */
 export function redactDeep<T>(value: T, remember = true): Redacted<T> {
+  // Redacted before (a route's recipe, a message keyed on arrival): its result, nothing walked or kept again.
+  const done = typeof value === 'object' && value !== null ? DONE.get(value) : undefined;
+  if (done !== undefined) return { value: done.value as T, hits: [...done.hits] };
   const hits: string[] = [];
   const out = walk(value, hits, 1) as T;
   if (remember && typeof value === 'object' && value !== null) {

@@ -6,7 +6,6 @@
 import type { FastifyRequest } from 'fastify';
 import { resolveRoute } from '../../config/routes.js';
 import { ProxyError } from '../../core/errors.js';
-import type { Recipe } from '../../core/events.js';
 import { withoutRefused } from '../../dialects/extra-fields.js';
 import { droppedFields, withoutSampling } from '../../dialects/model-params.js';
 import { dialectFor } from '../../dialects/registry.js';
@@ -63,26 +62,11 @@ export function admit(inbound: InboundDialect, req: FastifyRequest, deps: AppDep
       system: client.system,
       tools: client.tools,
       messages: client.messages,
-      recipe: loggedRecipe(route.recipe),
+      // Redacted here so each session.start's walk finds it done: once per route (redact.ts).
+      recipe: redactDeep(route.recipe).value,
       ...(retry ? { retry: answerKey(route.name, route.dialect.model, client.params) } : {}),
     },
   };
-}
-
-/** A route's recipe as its sessions' `session.start` logs it, redacted once per route. */
-const LOGGED_RECIPES = new WeakMap<Recipe, Recipe>();
-
-/**
- * Redacted once, its walk is remembered (redact.ts): every session.start that holds it takes the
- * result instead of scanning its texts again (docs/decisions/0017-what-a-first-request-no-longer-keeps.md).
- */
-function loggedRecipe(recipe: Recipe): Recipe {
-  let logged = LOGGED_RECIPES.get(recipe);
-  if (logged === undefined) {
-    logged = redactDeep(recipe).value;
-    LOGGED_RECIPES.set(recipe, logged);
-  }
-  return logged;
 }
 
 /**
