@@ -82,8 +82,9 @@ describe('the sessions list', () => {
   it('a row links to its session', async () => {
     await open();
     await w.page.locator(`[data-testid="session-row"][data-id="${w.ids.side}"] [data-testid="session-link"]`).click();
+    // The list has request counts of its own (testid "requests"): wait for the session's page first.
+    await expect.poll(() => w.page.getByTestId('session-id').textContent()).toBe(w.ids.side);
     await w.page.getByTestId('requests').waitFor();
-    expect(await w.page.getByTestId('session-id').textContent()).toBe(w.ids.side);
   });
 
   it('is accessible and every link and button is reached with Tab', async () => {
