@@ -10,7 +10,7 @@ import { cpus, tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { renderWorkload, type Runs, type WorkloadReport } from './peers/report.js';
+import { CPU_JUDGED, renderWorkload, type Runs, type WorkloadReport } from './peers/report.js';
 import { PORTKEY_VERSION } from './peers/portkey.js';
 import { createCost, dataParent, removeDataDirs } from './data-dirs.js';
 import { freshMemoryCost, type FreshMemoryCost } from './peers/fresh-memory.js';
@@ -125,12 +125,14 @@ async function measureWorkloads(opts: PeersOptions, targets: TargetName[], log: 
   const reports: WorkloadReport[] = [];
   for (const key of opts.workloads ?? WORKLOAD_KEYS) {
     const spec = WORKLOADS[key];
-    const runs: Runs = Object.fromEntries(targets.map((t) => [t, []]));
+    // The floor on the proxy's stack is read only where CPU is judged (report.ts, aboveFloor).
+    const here = targets.filter((t) => t !== 'stack-floor' || CPU_JUDGED.includes(key));
+    const runs: Runs = Object.fromEntries(here.map((t) => [t, []]));
     const rounds = opts.rounds ?? spec.rounds;
     for (let round = 0; round < rounds; round++) {
       const upstream = await startUpstream();
       try {
-        for (const name of rotate(targets, round)) {
+        for (const name of rotate(here, round)) {
           const tag = `${key}-${round}-${name}`;
           let target: Target | undefined;
           try {
@@ -173,6 +175,8 @@ export function renderPeers(report: PeersReport, started: Date, heading: string[
     'The durable floor (bench/peers/floor.ts) is the pipe plus what the log\'s durability policy asks of any gateway and nothing',
     'else: it parses the body, appends the last message to the conversation\'s own file, sends the body serialised again, parses',
     'the reply (streamed: passes it on and keeps its text), appends it and waits for an fdatasync before the answer\'s last byte.',
+    '"Durable floor, prefix-proxy\'s stack" (bench/peers/stack-floor.ts; in (a) and (b) only) does the same work on prefix-proxy\'s own stack:',
+    'fastify in, undici out, the upstream always asked to stream as prefix-proxy asks it, the events read into one JSON body for a client that did not stream.',
     `Portkey is \`@portkey-ai/gateway\` ${PORTKEY_VERSION} (\`build/start-server.js --headless\`, provider openai, custom host the upstream);`,
     'prefix-proxy is `dist/cli/main.js serve` with a generic-preset route to the upstream (no cache hints, a window large enough',
     `that nothing is trimmed or elided), its data directory in the system temp directory (${fileSystemOf(tmpdir())}; its log is synced before each answer);`,

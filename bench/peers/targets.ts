@@ -1,6 +1,6 @@
 /**
  * The peers, each started as its own process on loopback: the fake upstream, the bare pipe, the
- * durable floor, Portkey's gateway and prefix-proxy (from dist/, as `proxy serve` runs it), also with its
+ * durable floor (also on prefix-proxy's stack), Portkey's gateway and prefix-proxy (from dist/, as `proxy serve` runs it), also with its
  * data directory on tmpfs. Every target but the upstream sends its requests to the one upstream process of the round.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -17,13 +17,14 @@ import { PORTKEY_VERSION, portkeyEntry } from './portkey.js';
  * to `prefix-proxy` is what the disk costs it (docs/decisions.md, What the disk costs, and what it does not).
  * `baseline` is prefix-proxy from another build (`--baseline`), for a before and after in one run.
  */
-export const TARGET_NAMES = ['upstream', 'pipe', 'floor', 'portkey', 'prefix-proxy', 'prefix-proxy-tmpfs', 'baseline'] as const;
+export const TARGET_NAMES = ['upstream', 'pipe', 'floor', 'stack-floor', 'portkey', 'prefix-proxy', 'prefix-proxy-tmpfs', 'baseline'] as const;
 export type TargetName = (typeof TARGET_NAMES)[number];
 
 export const TARGET_LABELS: Record<TargetName, string> = {
   upstream: 'upstream alone',
   pipe: 'bare pipe',
   floor: 'durable floor',
+  'stack-floor': 'durable floor, prefix-proxy\'s stack',
   portkey: `Portkey ${PORTKEY_VERSION}`,
   'prefix-proxy': 'prefix-proxy',
   'prefix-proxy-tmpfs': 'prefix-proxy, data on tmpfs',
@@ -70,11 +71,11 @@ export async function startTarget(name: Exclude<TargetName, 'upstream'>, upstrea
     const port = Number((await waitFor(child, /listening (\d+)/, 'pipe'))[1]);
     return target('pipe', child, port, { model: 'peers-1', headers: {} });
   }
-  if (name === 'floor') {
-    const dir = await dataDir('prefix-proxy-bench-floor-');
-    const child = spawn(process.execPath, [join(HERE, 'floor.js'), '--port', '0', '--upstream', up, '--dir', dir], childOptions());
-    const port = Number((await waitFor(child, /listening (\d+)/, 'floor'))[1]);
-    return target('floor', child, port, { model: 'peers-1', headers: {} });
+  if (name === 'floor' || name === 'stack-floor') {
+    const dir = await dataDir(`prefix-proxy-bench-${name}-`);
+    const child = spawn(process.execPath, [join(HERE, `${name}.js`), '--port', '0', '--upstream', up, '--dir', dir], childOptions());
+    const port = Number((await waitFor(child, /listening (\d+)/, name))[1]);
+    return target(name, child, port, { model: 'peers-1', headers: {} });
   }
   if (name === 'portkey') {
     const port = await freePort();

@@ -41,6 +41,19 @@ describe('peers report, the durable floor', () => {
     expect(aboveFloor(report('agent', { ...runs, floor: ['failed'] }))).toBeUndefined();
   });
 
+  it('says what the floor costs on prefix-proxy\'s stack and what of prefix-proxy\'s CPU is its own work, only with that row', () => {
+    const runs: Runs = {
+      pipe: [run(0.2, 5000), run(0.2, 5000)],
+      floor: [run(0.30, 3000), run(0.40, 3000)],
+      'stack-floor': [run(0.33, 2900), run(0.50, 2800)],
+      'prefix-proxy': [run(1.0, 1000), run(1.2, 900)],
+    };
+    // Medians: the floor 0.35 ms, on the stack 0.415, prefix-proxy 1.1; per round 1.10x and 1.25x.
+    const line = aboveFloor(report('new-conversation', runs))!;
+    expect(line).toContain('On prefix-proxy\'s stack the floor costs 0.415 ms (1.19x the floor\'s (rounds: 1.10x to 1.25x)): 0.685 ms per request is prefix-proxy\'s own work.');
+    expect(aboveFloor(report('new-conversation', { ...runs, 'stack-floor': ['crashed'] }))).not.toContain('stack');
+  });
+
   it('judges (a) against the floor (at most 2x; the agent head under 1.5x), not the pipe', () => {
     const runs: Runs = { pipe: [run(0.5, 2000)], floor: [run(0.75, 1000)], 'prefix-proxy': [run(1.5, 800)] };
     expect(checkTargets(report('agent', runs))).toBe('prefix-proxy\'s CPU per request at most 2x the durable floor\'s: 2.00x, met.');
@@ -93,5 +106,25 @@ describe('peers report, the data directory on tmpfs', () => {
     expect(diskCost(report('deep-1m', runs))).toBeUndefined();
     expect(diskCost(report('agent', { ...runs, 'prefix-proxy-tmpfs': ['failed'] }))).toBeUndefined();
     expect(diskCost(report('agent', { pipe: runs.pipe!, 'prefix-proxy-tmpfs': runs['prefix-proxy-tmpfs']! }))).toBeUndefined();
+  });
+});
+
+describe('peers report, a session\'s length', () => {
+  const live = (rssMb: number, req10: number, req1000: number, own10: number): RunResult => ({
+    requests: 4000, rps: 500, p50: 10, p99: 40, cpuPerRequest: 2, rssMb, extra: { own10, req10, req1000, growth: req1000 / req10 },
+  });
+
+  it('judges request 1,000 against request 10 and reads it beside the durable floor\'s own', () => {
+    const runs: Runs = { floor: [live(130, 1.0, 5.0, 0.9)], 'prefix-proxy': [live(280, 1.6, 5.6, 1.7)] };
+    expect(checkTargets(report('live-sessions', runs))).toBe(
+      'prefix-proxy\'s RSS with 1,000 live sessions at most 300 MiB: 280 MiB, met; request 1,000 at most 3x request 10 (measured side by side): 3.50x, NOT MET '
+      + '(against its own request 10, sent earlier: 3.29x); the durable floor\'s own request 1,000 is 5.00x its request 10, and prefix-proxy\'s request 1,000 takes 1.12x the floor\'s.',
+    );
+  });
+
+  it('leaves the floor out when it has no run', () => {
+    const line = checkTargets(report('live-sessions', { 'prefix-proxy': [live(280, 2.0, 5.0, 2.0)] }))!;
+    expect(line).toContain('2.50x, met');
+    expect(line).not.toContain('floor');
   });
 });
