@@ -54,7 +54,7 @@ const WORKLOADS: Record<WorkloadKey, WorkloadSpec> = {
     title: '(b) A new conversation on every request',
     about: () => [`autocannon, ${newConversation.connections} connections, ${newConversation.seconds} s per run, each request a one-message conversation of ~1.6 KB with a unique`,
       'user message (through prefix-proxy: a new session and log file per request). Latency percentiles are autocannon\'s (whole ms).'],
-    rounds: 3,
+    rounds: 5,
     run: newConversationLoad,
   },
   'deep-256k': {
