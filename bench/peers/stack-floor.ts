@@ -1,7 +1,7 @@
 /**
  * The durable floor on prefix-proxy's own stack: floor.ts's work (parse, log what is new, an
  * fdatasync before the answer ends, nothing else) served the way prefix-proxy serves it. Fastify
- * takes the request and parses its body; one undici Pool sends it upstream, always asking to stream
+ * takes the request and reads its body (parsed as the floor parses it); one undici Pool sends it upstream, always asking to stream
  * as prefix-proxy does (src/proxy/pipeline/index.ts: the first byte and a client that leaves are
  * both seen); a client that did not ask to stream gets the events read and one JSON body made of
  * them. Beside floor.ts it shows what the stack alone adds, so what prefix-proxy spends above it
@@ -44,6 +44,16 @@ export function stackFloor(upstream: string, dir: string): FastifyInstance {
   const files = new FloorFiles(dir);
   const app = Fastify({ logger: false, bodyLimit: 64 * 2 ** 20, keepAliveTimeout: 60_000 });
   app.addHook('onClose', () => pool.close());
+  // The body read by fastify as prefix-proxy has it read (src/proxy/app.ts: a buffer, then its own
+  // parse), parsed as the floor parses it: fastify's default parser scans for prototype keys as
+  // well, which prefix-proxy does not run.
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => {
+    try {
+      done(null, JSON.parse((body as Buffer).toString('utf8')));
+    } catch (err) {
+      done(err as Error, undefined);
+    }
+  });
   app.post('/v1/chat/completions', async (req, reply) => {
     const body = req.body as ChatBody;
     const file = files.take(body);
