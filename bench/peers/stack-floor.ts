@@ -63,6 +63,8 @@ export function stackFloor(upstream: string, dir: string): FastifyInstance {
         method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ ...body, stream: true, stream_options: { include_usage: true } }),
       });
+      // An upstream error goes back as it came: a run that fails must not look answered.
+      if (up.statusCode !== 200) return await reply.code(up.statusCode).type('application/json').send(await up.body.text());
       if (body.stream === true) {
         void reply.hijack();
         reply.raw.writeHead(up.statusCode, { 'content-type': 'text/event-stream' });

@@ -21,6 +21,8 @@ const EVENTS = [
 ].map((e) => `data: ${JSON.stringify(e)}\n\n`);
 const SSE = EVENTS.join('') + 'data: [DONE]\n\n';
 
+const OVERLOADED = '{"error":{"message":"overloaded","type":"server_error"}}';
+
 const bodies: Record<string, unknown>[] = [];
 let upstream: Server;
 let dir: string;
@@ -32,7 +34,12 @@ beforeAll(async () => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      bodies.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>);
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+      bodies.push(body);
+      if (body['model'] === 'overloaded') {
+        res.writeHead(503, { 'content-type': 'application/json' }).end(OVERLOADED);
+        return;
+      }
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       // An event cut across two writes, as a network may deliver it.
       res.write(SSE.slice(0, 40));
@@ -85,8 +92,17 @@ describe('the durable floor on prefix-proxy\'s stack', () => {
     expect(logged[3]!['stream']).toBe(SSE);
   });
 
+  it('passes an upstream error on with its status, streamed or not, so a failed run is not counted as answered', async () => {
+    for (const stream of [false, true]) {
+      const res = await post({ model: 'overloaded', messages: [{ role: 'user', content: `an error, stream ${stream}` }], stream });
+      expect(res.status).toBe(503);
+      expect(await res.text()).toBe(OVERLOADED);
+    }
+  });
+
   it('gives another conversation a file of its own', async () => {
+    const before = readdirSync(dir).length;
     await (await post({ model: 'm', messages: [{ role: 'user', content: 'another conversation' }] })).json();
-    expect(readdirSync(dir)).toHaveLength(2);
+    expect(readdirSync(dir)).toHaveLength(before + 1);
   });
 });
