@@ -5,9 +5,14 @@
  * moves the peers figures by a fifth from one minute to the next) falls on both builds alike. Each
  * pair of bursts gives a ratio of CPU per request; the figure is the median ratio and its quartiles,
  * where the peers bench's rounds, minutes apart, cannot tell a change of a few percent from the load.
+ * `--against floor` (or another peers target) pairs this checkout with that target instead: its
+ * ratio to the durable floor, measured the same way.
  *
- * Usage: node dist-bench/bench/ab.js --baseline <checkout, built> [--workload new-conversation|agent]
- *   [--pairs 12] [--requests 800]
+ * Each target's CPU is also split into the main thread's and the rest, and into user time (its own
+ * code) and system time (its system calls).
+ *
+ * Usage: node dist-bench/bench/ab.js (--baseline <checkout, built> | --against floor|stack-floor|pipe)
+ *   [--workload new-conversation|agent] [--pairs 12] [--requests 800]
  * Prints a Markdown table; it writes nothing to RESULTS.md (a before and after belongs beside the
  * decision it supports).
  */
@@ -16,7 +21,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { drive } from './peers/agent-driver.js';
-import { cpuMs, mainThreadCpuMs } from './peers/proc.js';
+import { cpuMs, mainThreadCpuMs, systemCpuMs } from './peers/proc.js';
 import { startTarget, startUpstream, type Target } from './peers/targets.js';
 import { median, percentile } from './stats.js';
 
@@ -26,13 +31,16 @@ interface Burst {
   requests: number;
   cpuMs: number;
   mainMs: number;
+  /** The kernel's share of cpuMs. */
+  systemMs: number;
 }
 
 /** One burst of about `requests` requests of the workload; the CPU the target spent on it. */
 async function burst(target: Target, workload: Workload, requests: number, tag: string): Promise<Burst> {
   const cpu0 = cpuMs(target.pid);
   const main0 = mainThreadCpuMs(target.pid);
-  const spent = (requests: number): Burst => ({ requests, cpuMs: cpuMs(target.pid) - cpu0, mainMs: mainThreadCpuMs(target.pid) - main0 });
+  const system0 = systemCpuMs(target.pid);
+  const spent = (requests: number): Burst => ({ requests, cpuMs: cpuMs(target.pid) - cpu0, mainMs: mainThreadCpuMs(target.pid) - main0, systemMs: systemCpuMs(target.pid) - system0 });
   if (workload === 'agent') {
     // 8 conversations of 25 turns at once: bodies to ~50 KB, as (a) grows them.
     const conversations = Math.max(8, Math.round(requests / 25));
@@ -57,10 +65,14 @@ async function burst(target: Target, workload: Workload, requests: number, tag: 
   return spent(result['2xx']);
 }
 
-export async function abRun(opts: { baselineMain: string; workload: Workload; pairs: number; requests: number }): Promise<string[]> {
+/** What this checkout is paired with: another build, or another of the peers bench's targets. */
+export type Other = { baselineMain: string } | { against: 'floor' | 'stack-floor' | 'pipe' };
+
+export async function abRun(opts: { other: Other; workload: Workload; pairs: number; requests: number }): Promise<string[]> {
   const upstream = await startUpstream();
   const a = await startTarget('prefix-proxy', upstream);
-  const b = await startTarget('baseline', upstream, { baselineMain: opts.baselineMain });
+  const b = 'against' in opts.other ? await startTarget(opts.other.against, upstream) : await startTarget('baseline', upstream, { baselineMain: opts.other.baselineMain });
+  const other = 'against' in opts.other ? opts.other.against : 'baseline';
   try {
     // Warm as the peers bench does: seconds of agent requests, then the workload itself, unmeasured.
     for (const t of [a, b]) {
@@ -74,6 +86,8 @@ export async function abRun(opts: { baselineMain: string; workload: Workload; pa
     const perB: number[] = [];
     const mainA: number[] = [];
     const mainB: number[] = [];
+    const systemA: number[] = [];
+    const systemB: number[] = [];
     const ratios: number[] = [];
     for (let i = 0; i < opts.pairs; i++) {
       // A B in even pairs, B A in odd ones: neither build always runs first.
@@ -84,6 +98,8 @@ export async function abRun(opts: { baselineMain: string; workload: Workload; pa
       const y = got.get(b)!.cpuMs / got.get(b)!.requests;
       mainA.push(got.get(a)!.mainMs / got.get(a)!.requests);
       mainB.push(got.get(b)!.mainMs / got.get(b)!.requests);
+      systemA.push(got.get(a)!.systemMs / got.get(a)!.requests);
+      systemB.push(got.get(b)!.systemMs / got.get(b)!.requests);
       perA.push(x);
       perB.push(y);
       ratios.push(x / y);
@@ -93,12 +109,12 @@ export async function abRun(opts: { baselineMain: string; workload: Workload; pa
     return [
       `A/B, ${opts.workload}: ${opts.pairs} pairs of bursts of ~${opts.requests} requests (A B, then B A), CPU of each target's process per request.`,
       '',
-      '| build | CPU per request, median (ms) | quartiles (ms) | main thread (ms) | other threads and children (ms) |',
-      '|---|---:|---:|---:|---:|',
-      `| this checkout | ${fmt(median(perA))} | ${spread(perA)} | ${fmt(median(mainA))} | ${fmt(median(perA.map((v, i) => v - mainA[i]!)))} |`,
-      `| baseline | ${fmt(median(perB))} | ${spread(perB)} | ${fmt(median(mainB))} | ${fmt(median(perB.map((v, i) => v - mainB[i]!)))} |`,
+      '| build | CPU per request, median (ms) | quartiles (ms) | main thread (ms) | other threads and children (ms) | user (ms) | system (ms) |',
+      '|---|---:|---:|---:|---:|---:|---:|',
+      `| this checkout | ${fmt(median(perA))} | ${spread(perA)} | ${fmt(median(mainA))} | ${fmt(median(perA.map((v, i) => v - mainA[i]!)))} | ${fmt(median(perA.map((v, i) => v - systemA[i]!)))} | ${fmt(median(systemA))} |`,
+      `| ${other} | ${fmt(median(perB))} | ${spread(perB)} | ${fmt(median(mainB))} | ${fmt(median(perB.map((v, i) => v - mainB[i]!)))} | ${fmt(median(perB.map((v, i) => v - systemB[i]!)))} | ${fmt(median(systemB))} |`,
       '',
-      `Paired ratio, this checkout over the baseline: median ${fmt(median(ratios))}, quartiles ${spread(ratios)}, below 1 in ${ratios.filter((v) => v < 1).length} of ${ratios.length} pairs.`,
+      `Paired ratio, this checkout over the ${other}: median ${fmt(median(ratios))}, quartiles ${spread(ratios)}, below 1 in ${ratios.filter((v) => v < 1).length} of ${ratios.length} pairs.`,
     ];
   } finally {
     await Promise.all([a.stop(), b.stop(), upstream.stop()]);
@@ -109,15 +125,19 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       baseline: { type: 'string' },
+      against: { type: 'string' },
       workload: { type: 'string', default: 'new-conversation' },
       pairs: { type: 'string', default: '12' },
       requests: { type: 'string', default: '800' },
     },
   });
-  if (values.baseline === undefined) throw new Error('ab: --baseline <checkout> is required (a built checkout of prefix-proxy)');
+  const against = values.against;
+  if ((values.baseline === undefined) === (against === undefined)) throw new Error('ab: give --baseline <checkout> (a built checkout of prefix-proxy) or --against floor|stack-floor|pipe');
+  if (against !== undefined && against !== 'floor' && against !== 'stack-floor' && against !== 'pipe') throw new Error(`ab: --against is floor, stack-floor or pipe, not ${against}`);
   const workload = values.workload as Workload;
   if (workload !== 'new-conversation' && workload !== 'agent') throw new Error(`ab: --workload is new-conversation or agent, not ${values.workload}`);
-  const lines = await abRun({ baselineMain: join(resolve(values.baseline), 'dist', 'cli', 'main.js'), workload, pairs: Number(values.pairs), requests: Number(values.requests) });
+  const other: Other = against !== undefined ? { against } : { baselineMain: join(resolve(values.baseline!), 'dist', 'cli', 'main.js') };
+  const lines = await abRun({ other, workload, pairs: Number(values.pairs), requests: Number(values.requests) });
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 

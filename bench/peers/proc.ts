@@ -27,14 +27,26 @@ export function mainThreadCpuMs(pid: number): number {
   return statCpuMs(`/proc/${pid}/task/${pid}/stat`, false);
 }
 
+/**
+ * The kernel's share of `cpuMs` (system time, its waited-for children's included), in ms: what the
+ * process's system calls cost, where the rest is its own code (user time).
+ */
+export function systemCpuMs(pid: number): number {
+  const { stime, cstime } = statTicks(`/proc/${pid}/stat`);
+  return ((stime + cstime) * 1000) / TICKS_PER_SECOND;
+}
+
 function statCpuMs(file: string, children: boolean): number {
+  const { utime, stime, cutime, cstime } = statTicks(file);
+  const waited = children ? cutime + cstime : 0;
+  return ((utime + stime + waited) * 1000) / TICKS_PER_SECOND;
+}
+
+function statTicks(file: string): { utime: number; stime: number; cutime: number; cstime: number } {
   const stat = readFileSync(file, 'utf8');
   // The command name (field 2) may hold spaces and parentheses: count fields after its closing one.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const utime = Number(fields[11]);
-  const stime = Number(fields[12]);
-  const waited = children ? Number(fields[13]) + Number(fields[14]) : 0;
-  return ((utime + stime + waited) * 1000) / TICKS_PER_SECOND;
+  return { utime: Number(fields[11]), stime: Number(fields[12]), cutime: Number(fields[13]), cstime: Number(fields[14]) };
 }
 
 /** Resident set size of a process, in MiB (VmRSS). */
