@@ -97,7 +97,8 @@ describe('HeadMemo', () => {
       }),
       { numRuns: 300 },
     );
-    expect(fromMemo).toBeGreaterThan(200);
+    // Random bodies: 193-305 in twelve runs of 300 (200 failed one run in twelve). Far above none.
+    expect(fromMemo).toBeGreaterThan(120);
     expect(withOwnMembers).toBeGreaterThan(5);
   });
 
