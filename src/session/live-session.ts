@@ -55,6 +55,13 @@ export class LiveSession {
   inFlightFrom: number | undefined;
   /** Turns holding or waiting for this session; a session in use never leaves memory. */
   users = 0;
+  /**
+   * Leaves memory as its first turn is released, unless a second turn came meanwhile: a side
+   * request's session (never located), and a new conversation that sent no tools (most are one-shot
+   * calls: a title, a summary, a team's API call; a second request reads its few events back).
+   * docs/decisions/0021-a-one-shot-call-leaves-memory-at-once.md.
+   */
+  leavesAfterFirstTurn = false;
   lastActive: number;
   /** The last request built in this process, for cache-break attribution. */
   previousRequest: NeutralRequest | undefined;

@@ -20,6 +20,13 @@ export interface StoredEntry {
   length: number;
   latestReply?: string;
   /**
+   * What tells the latest reply from another of the same text (`isTheReply`): the key of the
+   * message it answered ('' when it opens the view), and its tool call ids when it made calls.
+   * Absent in entries saved before they were kept: the reply is then taken on its text.
+   */
+  replyTo?: string;
+  replyCalls?: string[];
+  /**
    * Chain hash of the view without its last entry, when that entry is a reply: what a client's
    * retry of the request it answered sends (docs/decisions.md, Retries answered from the log).
    */
@@ -90,7 +97,7 @@ export class Locator {
     for (let i = req.incoming.length - 1; i >= 0; i--) {
       const fp = req.incoming[i]!.fp;
       const hit = fp === undefined ? undefined : this.#index.byLatestReply(fp);
-      if (hit !== undefined && isTheReply(live(hit), req.incoming[i]!, req.incoming[i - 1])) return hit;
+      if (hit !== undefined && isTheReply(live(hit)?.latestReplyEntry() ?? this.#stored.get(hit), req.incoming[i]!, req.incoming[i - 1])) return hit;
     }
     return undefined;
   }
@@ -181,19 +188,32 @@ export class Locator {
   }
 }
 
+/** What a stored entry keeps to tell its latest reply from another of the same text (`isTheReply`). */
+export function replyMarks(view: ClientView): Pick<StoredEntry, 'replyTo' | 'replyCalls'> {
+  const latest = view.latestReplyEntry();
+  if (latest === undefined) return {};
+  const calls = latest.msg.role === 'assistant' ? (latest.msg.tool_calls ?? []).map((c) => c.id) : [];
+  return { replyTo: latest.prompt ?? '', ...(calls.length === 0 ? {} : { replyCalls: calls }) };
+}
+
 /**
- * Whether a live session's latest reply is the one the request holds, not only the same text: two
+ * Whether a session's latest reply is the one the request holds, not only the same text: two
  * sessions can end on the same short reply ("Done."). A reply with tool calls is told by its call
  * ids; a reply of text alone by the message it answered, which a compacted history keeps only when
- * it kept that turn (a text reply after a summary starts a session of its own). A session out of
- * memory is taken on its reply alone.
+ * it kept that turn (a text reply after a summary starts a session of its own). `latest` is a live
+ * session's latest reply, or a stored session's entry; an entry saved without these marks is taken
+ * on its reply alone.
  */
-function isTheReply(view: ClientView | undefined, reply: IncomingMessage, before: IncomingMessage | undefined): boolean {
-  const latest = view?.latestReplyEntry();
+function isTheReply(latest: { msg: NeutralMessage; prompt: string | undefined } | StoredEntry | undefined, reply: IncomingMessage, before: IncomingMessage | undefined): boolean {
   if (latest === undefined) return true;
   const ids = callIds(reply.logged);
-  if (ids !== '') return ids === callIds(latest.msg);
-  return latest.prompt === undefined || latest.prompt === before?.key;
+  if ('msg' in latest) {
+    if (ids !== '') return ids === callIds(latest.msg);
+    return latest.prompt === undefined || latest.prompt === before?.key;
+  }
+  if (latest.replyTo === undefined) return true;
+  if (ids !== '') return ids === (latest.replyCalls ?? []).join('\u0000');
+  return latest.replyTo === '' || latest.replyTo === before?.key;
 }
 
 function callIds(msg: NeutralMessage): string {

@@ -80,6 +80,8 @@ export interface SessionManagerOptions {
   idleMs?: number;
   /** A line for the operator (a log that cannot be read, skipped). */
   warn?: (message: string) => void;
+  /** Whether a new conversation without tools leaves memory after its first turn (live-session.ts); default: on a store of one process. */
+  oneShotsLeave?: boolean;
 }
 
 export class SessionManager {
@@ -92,6 +94,7 @@ export class SessionManager {
   readonly #loader: SessionLoader;
   readonly #heads = new Heads();
   readonly #idleMs: number | undefined;
+  readonly #oneShotsLeave: boolean;
   #sweeper: NodeJS.Timeout | undefined;
 
   constructor(store: Store, opts: SessionManagerOptions) {
@@ -100,6 +103,9 @@ export class SessionManager {
     this.#now = opts.now;
     this.#warn = opts.warn ?? (() => undefined);
     this.#idleMs = opts.idleMs;
+    // Not on a store shared by replicas: there a session read back costs database round trips, and
+    // another replica may take the conversation's next request anyway (docs/scaling.md).
+    this.#oneShotsLeave = opts.oneShotsLeave ?? !store.shared;
     this.#live = new LiveSet({ maxCount: opts.maxLive ?? 256, maxBytes: opts.maxLiveBytes ?? 512 * 2 ** 20, onLeave: (s) => this.#loader.leave(s) });
     this.#loader = new SessionLoader({
       store, files: this.#files, live: this.#live, locator: this.#locator, now: this.#now, warn: this.#warn, index: (s) => this.#index(s),
@@ -161,6 +167,8 @@ export class SessionManager {
 
     const explicit = req.explicitId !== undefined;
     session.users++;
+    // A second turn: a conversation, not a one-shot call.
+    session.leavesAfterFirstTurn = false;
     let unlock: (() => void) | undefined;
     let handedOver = false;
     try {
@@ -237,6 +245,8 @@ export class SessionManager {
     log.releaseEvents();
     const session = this.#loader.make(id, log);
     session.side = true;
+    // Never located: nothing could bring it a second request.
+    session.leavesAfterFirstTurn = true;
     this.#live.add(session);
     session.users++;
     const turn = this.#turn(session, { kind: 'side', job }, await this.#hold(session));
@@ -263,6 +273,7 @@ export class SessionManager {
     const log = await this.#store.open(id, { create: true });
     log.releaseEvents();
     const session = this.#loader.make(id, log);
+    session.leavesAfterFirstTurn = this.#oneShotsLeave && parent === undefined && req.explicitId === undefined && req.tools.length === 0;
     this.#live.add(session);
     session.users++;
     const turn = this.#turn(session, { kind: 'new' }, await this.#hold(session));
@@ -367,7 +378,10 @@ export class SessionManager {
     if (session.users > 0) return;
     // A log whose write failed is closed and read back on the next request: the file, repaired
     // on open, says what was really written.
-    if (session.log.writeError !== undefined) {
+    if (session.log.writeError !== undefined || session.leavesAfterFirstTurn) {
+      // A one-shot call leaves at once, before its reply is indexed: kept, it would cost more by
+      // its place in memory and its later push out than a next request costs to read it back
+      // (docs/decisions/0021-a-one-shot-call-leaves-memory-at-once.md).
       this.#live.remove(session);
       this.#loader.leave(session);
       return;

@@ -7,7 +7,7 @@
 import { ProxyError } from '../core/errors.js';
 import type { IndexSnapshot, Store } from '../store/types.js';
 import type { StartPoint } from '../window/index.js';
-import type { StoredEntry } from './locator.js';
+import { replyMarks, type StoredEntry } from './locator.js';
 import { replyFingerprint } from './fingerprint.js';
 import { ClientView } from './view.js';
 
@@ -129,7 +129,7 @@ export function entryOf(id: string, view: ClientView, ids: readonly string[], li
   const retryTip = last !== undefined && replyFingerprint(last.msg) !== undefined ? (hashes.at(-2) ?? view.h0) : undefined;
   return {
     id, tip: hashes.at(-1) ?? view.h0, length: hashes.length, ids: [...ids], lineage, lastActive,
-    ...(latestReply === undefined ? {} : { latestReply }),
+    ...(latestReply === undefined ? {} : { latestReply, ...replyMarks(view) }),
     ...(retryTip === undefined ? {} : { retryTip }),
     ...(side ? { side: true as const } : {}),
   };

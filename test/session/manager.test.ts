@@ -269,7 +269,8 @@ describe('SessionManager', () => {
 
   it('an idle session leaves memory after idle_minutes, and comes back on its next request', async () => {
     let t = Date.parse('2026-03-04T05:06:07.000Z');
-    const m = new SessionManager(store, { now: () => new Date(t), idleMs: 60_000 });
+    // A conversation without tools would leave at its first answer (the next test): kept here.
+    const m = new SessionManager(store, { now: () => new Date(t), idleMs: 60_000, oneShotsLeave: false });
     await m.init();
     managers.push(m);
     const r1 = reply('r1');
@@ -283,6 +284,96 @@ describe('SessionManager', () => {
     const second = await run(m, [u('1'), asAssistant(r1), u('2')], reply('r2'));
     expect(second.session.id).toBe(first.session.id);
     expect(second.plan.kind).toBe('append');
+  });
+
+  describe('a new conversation without tools (a one-shot call) leaves memory at its first answer', () => {
+    const TOOLS = [{ type: 'function' as const, function: { name: 'read', parameters: { type: 'object' } } }];
+
+    it('its log is closed and its entry saved; its next request reads it back and appends', async () => {
+      const m = await manager();
+      const r1 = reply('r1');
+      const first = await run(m, [u('title this')], r1);
+      expect(m.liveCount).toBe(0);
+      expect(m.sessionIds()).toEqual([first.session.id]);
+      // Its entry is saved as its log closes, in the background: the sidecar names what tells its
+      // reply from another of the same text.
+      let saved: { entry: { latestReply?: string; replyTo?: string } } | undefined;
+      for (let i = 0; i < 100 && saved === undefined; i++) {
+        saved = await store.readIndex(first.session.id);
+        if (saved === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(saved?.entry.latestReply).toMatch(/^[0-9a-f]{64}$/);
+      expect(saved?.entry.replyTo).toMatch(/^[0-9a-f]{64}$/);
+      const second = await run(m, [u('title this'), asAssistant(r1), u('and this')], reply('r2'));
+      expect(second.session.id).toBe(first.session.id);
+      expect(second.session).not.toBe(first.session);
+      expect(second.plan.kind).toBe('append');
+      // A second turn: a conversation now, kept.
+      expect(m.liveCount).toBe(1);
+      expect((await events(first.session.id)).map((e) => e.type)).toEqual([
+        'session.start', 'client.msg', 'client.msg', 'llm.req', 'llm.resp', 'client.msg', 'llm.req', 'llm.resp',
+      ]);
+    });
+
+    it('one that sent tools, or named its session, stays live', async () => {
+      const m = await manager();
+      const withTools = await run(m, [u('fix the bug')], reply('ok'), { tools: TOOLS });
+      const named = await run(m, [u('hello')], reply('hi'), { explicitId: 'chat-1' });
+      expect(m.liveCount).toBe(2);
+      const next = await run(m, [u('fix the bug'), asAssistant(reply('ok')), u('go on')], reply('done'), { tools: TOOLS });
+      expect(next.session).toBe(withTools.session);
+      void named;
+    });
+
+    it('one whose second request came before its first was answered stays live', async () => {
+      const m = await manager();
+      const r1 = reply('r1');
+      const first = await m.begin(incoming([u('q')]));
+      answer(first, r1);
+      await first.session.log.sync();
+      // The client's next request, while the first turn still holds the session: it waits for it.
+      const waiting = m.begin(incoming([u('q'), asAssistant(r1), u('q2')]));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      first.release();
+      const second = await waiting;
+      expect(second.session).toBe(first.session);
+      answer(second, reply('r2'));
+      await second.session.log.sync();
+      second.release();
+      expect(m.liveCount).toBe(1);
+    });
+
+    it('a side request\'s session leaves too, tools or not: it is never located', async () => {
+      const m = await manager();
+      const r1 = reply('r1');
+      const main = await run(m, [u('fix the parser')], r1, { tools: TOOLS });
+      const prompt = 'Provide a detailed prompt for continuing our conversation above.';
+      const side = await run(m, [u('fix the parser'), asAssistant(r1), u(prompt)], reply('summary'), { tools: TOOLS });
+      expect(side.plan.kind).toBe('side');
+      expect(m.liveCount).toBe(1);
+      const next = await run(m, [u('fix the parser'), asAssistant(r1), u('go on')], reply('r2'), { tools: TOOLS });
+      expect(next.session).toBe(main.session);
+    });
+
+    it('kept, with oneShotsLeave false', async () => {
+      const m = new SessionManager(store, { now: clock, oneShotsLeave: false });
+      await m.init();
+      managers.push(m);
+      await run(m, [u('title this')], reply('r1'));
+      expect(m.liveCount).toBe(1);
+    });
+  });
+
+  it('a stored session is found by its latest reply only where that reply answered the same message', async () => {
+    const m = await manager();
+    const done = reply('Done.');
+    // Both leave memory at their answer (one-shot calls), so both are found as stored sessions.
+    await run(m, [u('task a')], done, { system: 'sys a' });
+    const b = await run(m, [u('task b')], done, { system: 'sys b' });
+    expect(m.liveCount).toBe(0);
+    // b's history under another head: found by b's reply, which answered 'task b'.
+    const intoB = await run(m, [u('task b'), asAssistant(done), u('more b')], reply('ok'), { system: 'sys b, changed' });
+    expect(intoB.session.id).toBe(b.session.id);
   });
 
   it('a restarted manager continues every session where its log ends', async () => {
