@@ -161,6 +161,9 @@ export class SessionManager {
     const lookup = { explicitId: req.explicitId, continues: req.continues, h0: head.h0, incoming: canon };
     const id = this.#locator.find(lookup, (x) => this.#live.peek(x)?.view) ?? (await this.#fromStore(lookup));
     const session = id === undefined ? undefined : await this.#loader.loadOrForget(id);
+    // It left memory while this request waited for it (its first answer sent it out, or another
+    // session pushed it out): located again, it is read back.
+    if (session !== undefined && this.#live.peek(session.id) !== session) return this.begin(raw);
     if (session === undefined) return this.#start(req, canon, undefined, raw.admission);
     const side = this.#sideJob(req, canon, session);
     if (side !== undefined) return this.#startSide(req, session, side, raw.admission);

@@ -343,6 +343,25 @@ describe('SessionManager', () => {
       expect(m.liveCount).toBe(1);
     });
 
+    it('a request that found it live just as its first answer sent it out reads it back', async () => {
+      const m = await manager();
+      const r1 = reply('r1');
+      const first = await m.begin(incoming([u('q')]));
+      answer(first, r1);
+      await first.session.log.sync();
+      // The next request has found the live session and waits for it to be handed over ...
+      const next = m.begin(incoming([u('q'), asAssistant(r1), u('q2')]));
+      // ... when the first turn is released and the session leaves memory.
+      first.release();
+      const second = await next;
+      expect(second.session.id).toBe(first.session.id);
+      expect(second.session).not.toBe(first.session);
+      answer(second, reply('r2'));
+      await second.session.log.sync();
+      second.release();
+      expect((await events(first.session.id)).filter((e) => e.type === 'llm.resp')).toHaveLength(2);
+    });
+
     it('a side request\'s session leaves too, tools or not: it is never located', async () => {
       const m = await manager();
       const r1 = reply('r1');
