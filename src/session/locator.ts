@@ -188,10 +188,8 @@ export class Locator {
   }
 }
 
-/** What a stored entry keeps to tell its latest reply from another of the same text (`isTheReply`). */
-export function replyMarks(view: ClientView): Pick<StoredEntry, 'replyTo' | 'replyCalls'> {
-  const latest = view.latestReplyEntry();
-  if (latest === undefined) return {};
+/** What a stored entry keeps to tell its latest reply (`ClientView.latestReplyEntry`) from another of the same text (`isTheReply`). */
+export function replyMarks(latest: { msg: NeutralMessage; prompt: string | undefined }): Pick<StoredEntry, 'replyTo' | 'replyCalls'> {
   const calls = latest.msg.role === 'assistant' ? (latest.msg.tool_calls ?? []).map((c) => c.id) : [];
   return { replyTo: latest.prompt ?? '', ...(calls.length === 0 ? {} : { replyCalls: calls }) };
 }

@@ -123,13 +123,14 @@ function current(one: IndexSnapshot): { entry?: StoredEntry; point?: StartPoint 
 /** The bounded entry a session leaves behind. */
 export function entryOf(id: string, view: ClientView, ids: readonly string[], lineage: string, lastActive: number, side = false): StoredEntry {
   const hashes = view.hashes();
-  const latestReply = view.latestReply();
+  const latest = view.latestReplyEntry();
+  const latestReply = latest === undefined ? undefined : replyFingerprint(latest.msg);
   const last = view.entries.at(-1);
   // The view ends with a reply: a retry of the request it answered holds everything before it.
   const retryTip = last !== undefined && replyFingerprint(last.msg) !== undefined ? (hashes.at(-2) ?? view.h0) : undefined;
   return {
     id, tip: hashes.at(-1) ?? view.h0, length: hashes.length, ids: [...ids], lineage, lastActive,
-    ...(latestReply === undefined ? {} : { latestReply, ...replyMarks(view) }),
+    ...(latestReply === undefined ? {} : { latestReply, ...replyMarks(latest!) }),
     ...(retryTip === undefined ? {} : { retryTip }),
     ...(side ? { side: true as const } : {}),
   };

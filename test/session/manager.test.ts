@@ -53,12 +53,16 @@ function answer(turn: Turn, reply: NeutralReply, opts: { aborted?: boolean } = {
   turn.append({ type: 'llm.resp', req: req.seq, reply, origin: ORIGIN, timings: { total_ms: 1 }, ...(opts.aborted === true ? { aborted: true as const } : {}) });
 }
 
-async function run(m: SessionManager, messages: NeutralMessage[], reply: NeutralReply, extra: Partial<Incoming> = {}): Promise<Turn> {
-  const turn = await m.begin(incoming(messages, extra));
+/** The turn answered, its reply made durable, and released. */
+async function finish(turn: Turn, reply: NeutralReply): Promise<Turn> {
   answer(turn, reply);
   await turn.session.log.sync();
   turn.release();
   return turn;
+}
+
+async function run(m: SessionManager, messages: NeutralMessage[], reply: NeutralReply, extra: Partial<Incoming> = {}): Promise<Turn> {
+  return finish(await m.begin(incoming(messages, extra)), reply);
 }
 
 const reply = (content: string, thinking?: string): NeutralReply => ({ content, finish_reason: 'stop', ...(thinking === undefined ? {} : { thinking }) });
@@ -335,11 +339,8 @@ describe('SessionManager', () => {
       const waiting = m.begin(incoming([u('q'), asAssistant(r1), u('q2')]));
       await new Promise((resolve) => setTimeout(resolve, 20));
       first.release();
-      const second = await waiting;
+      const second = await finish(await waiting, reply('r2'));
       expect(second.session).toBe(first.session);
-      answer(second, reply('r2'));
-      await second.session.log.sync();
-      second.release();
       expect(m.liveCount).toBe(1);
     });
 
@@ -353,12 +354,9 @@ describe('SessionManager', () => {
       const next = m.begin(incoming([u('q'), asAssistant(r1), u('q2')]));
       // ... when the first turn is released and the session leaves memory.
       first.release();
-      const second = await next;
+      const second = await finish(await next, reply('r2'));
       expect(second.session.id).toBe(first.session.id);
       expect(second.session).not.toBe(first.session);
-      answer(second, reply('r2'));
-      await second.session.log.sync();
-      second.release();
       expect((await events(first.session.id)).filter((e) => e.type === 'llm.resp')).toHaveLength(2);
     });
 
