@@ -4,12 +4,13 @@
  * the same run. `npm run bench -- --only peers,window` measures only the sections named and puts
  * them in place of their old text in RESULTS.md, keeping the others; `--drop-caches` drops the page
  * cache before each startup measurement (root only); `--minutes N` sets how long the soak runs (10);
- * `--baseline CHECKOUT` adds the peers-baseline section (prefix-proxy from another built checkout beside this one).
+ * `--baseline CHECKOUT` adds the peers-baseline section (prefix-proxy from another built checkout beside this one), and
+ * that build's figures beside this one's in the wires and redaction sections.
  */
 import { execFileSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SONNET, measureAnthropicCache } from './anthropic-cache.js';
 import { anthropicTrimsSection } from './anthropic-trims.js';
@@ -26,6 +27,7 @@ import { headMemoSection } from './head-memo.js';
 import { measureOverhead } from './overhead.js';
 import { baselineMain, measurePeers, renderPeers } from './peers.js';
 import { measureReplicas, renderReplicas } from './replicas.js';
+import { redactionSection } from './redaction.js';
 import { measureWires, renderWires } from './wires.js';
 import { sessionFilesSection } from './session-files.js';
 import { logGrowthSection, liveMemorySection, startupSection, type Line } from './session-sections.js';
@@ -57,6 +59,7 @@ const SECTIONS: Record<string, (line: Line) => Promise<boolean>> = {
   'session-files': sessionFilesSection,
   'metric-calls': metricCallsSection,
   'head-memo': headMemoSection,
+  redaction: (line) => redactionSection(line, flags.baseline === undefined ? {} : { baseline: resolve(flags.baseline), baselineName: gitRev(resolve(flags.baseline)) }),
   peers: peersSection,
   'peers-baseline': peersBaselineSection,
   wires: wiresSection,

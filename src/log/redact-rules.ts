@@ -27,6 +27,13 @@ export interface Rule {
    * literals in one pass over the text (needles.ts), so most rules cost nothing on most text.
    */
   needles?: readonly string[];
+  /**
+   * Literals in lower case, found in any ASCII letter case, of which the text must hold one (as
+   * `needles`, which it may have too): for a rule whose regex has the `i` flag and no `u`, a word
+   * every match spells (`cookie`, the key words), so the rule's pre-check does not scan text
+   * without it.
+   */
+  caseless?: readonly string[];
   /** A further pre-check, run when the needles (if any) are there, before the regex. */
   anchor?: (text: string) => boolean;
   /** Global regex; the named group `secret` is replaced, an optional group `pre` is kept. */
@@ -54,6 +61,10 @@ const hasLower = (s: string): boolean => /[a-z]/.test(s);
 /** Random keys mix digits and both cases; words and identifiers rarely do. */
 const mixed = (s: string): boolean => hasDigit(s) && hasUpper(s) && hasLower(s);
 const digitAndLetter = (s: string): boolean => hasDigit(s) && /[A-Za-z]/.test(s);
+/** The part of a discord token between its dots. */
+const DISCORD_MIDDLE = /\.[A-Za-z0-9_-]{6}\./;
+/** Every key word of the key-named rules (redact-assignments.ts, KEYWORD) spells one of these. */
+const KEY_WORDS = ['pass', 'pwd', 'secret', 'token', 'key'];
 /** One function for both rules that look for it, so redact.ts asks once per text. */
 const mentionsAuthorization = matches(/authorization/i);
 
@@ -110,6 +121,7 @@ export const RULES: readonly Rule[] = [
   prefixed('aws_access_key_id', ['AKIA', 'ASIA', 'ABIA', 'ACCA'], '(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}'),
   {
     kind: 'aws_secret_access_key',
+    caseless: ['secret'],
     anchor: matches(/secret_?access_?key/i),
     re: /(?<pre>(?:(?<=\\[nrt])|(?<![A-Za-z0-9]))(?:aws_?)?secret_?access_?key\\?["']?\s*[:=]\s*\\?["']?)(?<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])/gi,
   },
@@ -174,7 +186,8 @@ export const RULES: readonly Rule[] = [
   },
   {
     kind: 'discord',
-    anchor: matches(/\.[A-Za-z0-9_-]{6}\./),
+    // The dot first: a text without one (most prose, every hex digest) is not scanned by the regex.
+    anchor: (text) => text.includes('.') && DISCORD_MIDDLE.test(text),
     re: new RegExp(String.raw`${LEAD}(?<secret>[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40})${DOT_TAIL}`, 'g'),
     accept: discordId,
   },
@@ -191,18 +204,21 @@ export const RULES: readonly Rule[] = [
   },
   {
     kind: 'basic_auth',
+    caseless: ['authorization'],
     anchor: mentionsAuthorization,
     re: /(?<pre>(?:(?<=\\[nrt])|(?<![A-Za-z0-9_-]))(?:proxy-)?authorization\\?["']?\s*[:=]\s*\\?["']?basic\s+)(?<secret>[A-Za-z0-9+/]{8,}=*)/gi,
   },
   {
     // `Authorization: <token>` or `Authorization: token <token>`; Bearer and Basic are done above.
     kind: 'authorization',
+    caseless: ['authorization'],
     anchor: mentionsAuthorization,
     re: /(?<pre>(?:(?<=\\[nrt])|(?<![A-Za-z0-9_-]))(?:proxy-)?authorization\\?["']?\s*[:=]\s*\\?["']?(?:token\s+)?)(?<secret>[A-Za-z0-9._~+/-]{8,}=*)/gi,
     accept: digitAndLetter,
   },
   {
     kind: 'api_key',
+    caseless: ['api'],
     anchor: matches(/api-?_?key/i),
     re: /(?<pre>(?:(?<=\\[nrt])|(?<![A-Za-z0-9]))(?:x-goog-api-key|x-api-key|api[_-]?key)\\?["']?\s*[:=]\s*\\?["']?)(?<secret>[A-Za-z0-9._~+/-]{16,})/gi,
     accept: digitAndLetter,
@@ -210,6 +226,7 @@ export const RULES: readonly Rule[] = [
   {
     // scheme://user:password@host: only the password goes.
     kind: 'url_password',
+    needles: ['://'],
     anchor: matches(/:\/\/[^\s/?#@]*:[^\s/?#@]+@/),
     re: /(?<pre>\b[A-Za-z][A-Za-z0-9+.-]{1,30}:\/\/[^\s:/?#@[\]"'<>]{0,256}:)(?!\[redacted:)(?<secret>[^\s/?#@[\]"'<>]{1,256})(?=@)/g,
   },
@@ -217,6 +234,7 @@ export const RULES: readonly Rule[] = [
     // `Cookie: a=b; c=d` and `Set-Cookie: a=b; Path=/`: the whole value (every cookie, every
     // attribute) goes; a value must start `name=`, so "the Cookie: header" in prose stays.
     kind: 'cookie',
+    caseless: ['cookie'],
     anchor: matches(/cookie/i),
     re: /(?<pre>(?:(?<=\\[nrt])|(?<![A-Za-z0-9_-]))(?:(?:set-)?cookie\\?["']?[ \t]*:[ \t]*\\?["']?|--cookie[ =]["']?))(?<secret>(?!\[redacted:)[^\s=;,"'\\]{1,256}=[^\r\n"'\\]{0,4096})/gi,
   },
@@ -232,9 +250,9 @@ export const RULES: readonly Rule[] = [
     needles: ['machine'],
     re: /(?<pre>\bmachine[ \t]+\S{1,253}[ \t\r\n]+login[ \t]+\S{1,128}[ \t\r\n]+password[ \t]+)(?<secret>(?!\[redacted:)\S{1,256})/g,
   },
-  { kind: 'password', anchor: assignmentAnchor, re: ENV_ASSIGNMENT, accept: acceptEnv, kindOf: assignedKind },
-  { kind: 'password', anchor: assignmentAnchor, re: QUOTED_ASSIGNMENT, accept: acceptQuoted, kindOf: assignedKind },
-  { kind: 'password', anchor: assignmentAnchor, re: BARE_ASSIGNMENT, accept: acceptBare, kindOf: assignedKind, cut: cutBare },
+  { kind: 'password', caseless: KEY_WORDS, anchor: assignmentAnchor, re: ENV_ASSIGNMENT, accept: acceptEnv, kindOf: assignedKind },
+  { kind: 'password', caseless: KEY_WORDS, anchor: assignmentAnchor, re: QUOTED_ASSIGNMENT, accept: acceptQuoted, kindOf: assignedKind },
+  { kind: 'password', caseless: KEY_WORDS, anchor: assignmentAnchor, re: BARE_ASSIGNMENT, accept: acceptBare, kindOf: assignedKind, cut: cutBare },
 ];
 
 /** Object keys whose string value is a credential whatever its shape (headers kept as JSON). */

@@ -6,9 +6,10 @@
  * `hits` lists one kind per secret replaced, grouped in rule order (not text order); the same kind
  * may appear more than once. Redacting already-redacted text is a no-op with no hits.
  *
- * Cost: one pass finds every rule's literals (needles.ts); a rule runs its further pre-check and
- * regex only where its literal is there, and the few rules without one (key-named values, the
- * case-free header names) run their pre-check, once per text when rules share it. A short string
+ * Cost: one pass finds every rule's literals (needles.ts), the words of the case-free rules
+ * (key-named values, header names) in any case among them; a rule runs its further pre-check and
+ * regex only where one of its literals is there (docs/decisions/0022-caseless-literals-in-the-one-pass.md),
+ * and the two rules without one (a mailgun key, a discord token) run their pre-check. A short string
  * (keys, roles, finish reasons: most strings an event holds) is answered from a bounded memo.
  * No rule backtracks: 1 MB of adversarial text costs under 60 ms (test/log/redact-corpus.test.ts).
  * Values that need no change are returned as is (same reference), so an event with no secret is
@@ -20,9 +21,12 @@ import { NeedleScan } from './needles.js';
 import { memberKind, type Groups } from './redact-assignments.js';
 import { RULES, SECRET_KEYS, type Rule } from './redact-rules.js';
 
-const SCAN = new NeedleScan([...new Set(RULES.flatMap((rule) => rule.needles ?? []))]);
-/** Each rule with the indexes of its needles in SCAN. */
-const PLAN = RULES.map((rule) => ({ rule, needles: rule.needles?.map((n) => SCAN.indexOf(n)) }));
+const SCAN = new NeedleScan([...new Set(RULES.flatMap((rule) => rule.needles ?? []))], [...new Set(RULES.flatMap((rule) => rule.caseless ?? []))]);
+/** Each rule with the indexes in SCAN of its needles, caseless ones included (undefined: it has none). */
+const PLAN = RULES.map((rule) => {
+  const needles = [...(rule.needles ?? []).map((n) => SCAN.indexOf(n)), ...(rule.caseless ?? []).map((n) => SCAN.indexOf(n, true))];
+  return { rule, needles: needles.length === 0 ? undefined : needles };
+});
 
 /** Strings up to this long are memoised: event keys and enum values repeat on every request. */
 const MEMO_MAX_LENGTH = 32;
@@ -100,7 +104,7 @@ function redactRules(text: string, hits: string[]): string {
   let asked: ((text: string) => boolean) | undefined;
   let answer = false;
   for (const { rule, needles } of PLAN) {
-    if (needles !== undefined && !needles.some((n) => found[n] === 1)) continue;
+    if (needles !== undefined && !anyFound(found, needles)) continue;
     if (rule.anchor !== undefined) {
       if (rule.anchor !== asked) {
         asked = rule.anchor;
@@ -116,6 +120,12 @@ function redactRules(text: string, hits: string[]): string {
     }
   }
   return out;
+}
+
+/** One of the needles (indexes into SCAN) was found: a plain loop, ~60 times a string. */
+function anyFound(found: Uint8Array, needles: readonly number[]): boolean {
+  for (let k = 0; k < needles.length; k++) if (found[needles[k]!] === 1) return true;
+  return false;
 }
 
 function applyRule(rule: Rule, text: string, hits: string[]): string {
