@@ -32,6 +32,7 @@ import { measureWires, renderWires } from './wires.js';
 import { sessionFilesSection } from './session-files.js';
 import { logGrowthSection, liveMemorySection, startupSection, type Line } from './session-sections.js';
 import { soakSection } from './soak.js';
+import { storedSessionsSection } from './stored-sessions.js';
 import { fmt, pct } from './stats.js';
 import { measureTracing } from './tracing.js';
 import { measureWindowCost } from './window-cost.js';
@@ -57,6 +58,7 @@ const SECTIONS: Record<string, (line: Line) => Promise<boolean>> = {
   startup: (line) => startupSection(line, { dropCaches: flags['drop-caches'] }),
   'live-memory': liveMemorySection,
   'session-files': sessionFilesSection,
+  'stored-sessions': storedSessionsSection,
   'metric-calls': metricCallsSection,
   'head-memo': headMemoSection,
   redaction: (line) => redactionSection(line, flags.baseline === undefined ? {} : { baseline: resolve(flags.baseline), baselineName: gitRev(resolve(flags.baseline)) }),

@@ -50,6 +50,12 @@ export const DEFAULT_IDLE_MINUTES = 30;
 /** Live sessions and the log bytes they may hold (docs/decisions.md, Memory follows live sessions). */
 export const DEFAULT_MAX_LIVE = 256;
 export const DEFAULT_MAX_LIVE_MB = 512;
+/**
+ * A stored session is found by a request that continues it for 30 days after its last request, as
+ * OpenAI keeps a stored response for `previous_response_id`: no provider's cache outlives that,
+ * and memory holds an entry per session found (docs/decisions/0023-stored-sessions-located-for-a-time.md).
+ */
+export const DEFAULT_LOCATE_DAYS = 30;
 export const DEFAULT_WIRE_CACHE_MB = 4;
 const SIM = 'sim';
 /**
@@ -106,6 +112,7 @@ export function buildConfig(file: ConfigFile, ctx: BuildContext): Config {
     idleMinutes: file.sessions?.idle_minutes ?? DEFAULT_IDLE_MINUTES,
     maxLive: file.sessions?.max_live ?? DEFAULT_MAX_LIVE,
     maxLiveMb: file.sessions?.max_live_mb ?? DEFAULT_MAX_LIVE_MB,
+    locateDays: file.sessions?.locate_days ?? DEFAULT_LOCATE_DAYS,
     wireCacheMb: file.sessions?.wire_cache_mb ?? DEFAULT_WIRE_CACHE_MB,
     durability: file.sessions?.durability ?? 'fsync',
   };

@@ -152,6 +152,7 @@ export const sessionsSchema = table({
   idle_minutes: z.number({ error: 'expected a number of minutes > 0' }).positive({ error: 'expected a number of minutes > 0' }).optional(),
   max_live: z.number({ error: 'expected a whole number of sessions >= 0' }).int({ error: 'expected a whole number of sessions >= 0' }).min(0, { error: 'expected a whole number of sessions >= 0' }).optional(),
   max_live_mb: z.number({ error: 'expected a number of MiB > 0' }).positive({ error: 'expected a number of MiB > 0' }).optional(),
+  locate_days: z.number({ error: 'expected a number of days >= 0 (0: always)' }).min(0, { error: 'expected a number of days >= 0 (0: always)' }).optional(),
   wire_cache_mb: z.number({ error: 'expected a number of MiB >= 0' }).min(0, { error: 'expected a number of MiB >= 0' }).optional(),
   durability: z.enum(['fsync', 'write'], { error: 'expected "fsync" or "write"' }).optional(),
 });

@@ -154,6 +154,8 @@ export interface SessionsConfig {
   maxLive: number;
   /** Log bytes the live sessions may hold in memory together, in MiB. */
   maxLiveMb: number;
+  /** A session idle this many days is no longer found by a request that continues it (its log stays); 0: always found. */
+  locateDays: number;
   /** Messages' wire serialisations kept between requests, in MiB. */
   wireCacheMb: number;
   /** When the client sees an answer's last byte, its events are on disk (`fsync`) or with the OS (`write`). */

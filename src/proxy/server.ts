@@ -48,6 +48,7 @@ export async function startProxy(config: Config, opts: { now?: () => Date; logge
   const images = new ImageStore(config.dataDir, { durable: config.sessions.durability === 'fsync', blobs: store.blobs });
   const sessions = new SessionManager(store, {
     now, idleMs: config.sessions.idleMinutes * 60_000, maxLive: config.sessions.maxLive, maxLiveBytes: config.sessions.maxLiveMb * 2 ** 20, warn,
+    ...(config.sessions.locateDays > 0 ? { forgetAfterMs: config.sessions.locateDays * 86_400_000 } : {}),
   });
   try {
     await sessions.init();

@@ -47,7 +47,20 @@ export interface Lookup {
   incoming: readonly IncomingMessage[];
 }
 
+/**
+ * A stored session idle longer than `ms` is no longer located: its entry leaves memory, and a
+ * request that continues it starts a session of its own (its log stays; listing, the inspector and
+ * replay read it). Without one every stored session is kept, and memory grows with them (~0.9 KB
+ * each; docs/decisions/0023-stored-sessions-located-for-a-time.md).
+ */
+export interface Horizon {
+  ms: number;
+  /** Milliseconds since the epoch. */
+  now: () => number;
+}
+
 export class Locator {
+  readonly #horizon: Horizon | undefined;
   readonly #index = new PrefixIndex();
   /** Explicit id -> sessions it named, most recent last. */
   readonly #explicit = new Map<string, string[]>();
@@ -55,6 +68,13 @@ export class Locator {
   readonly #stored = new Map<string, StoredEntry>();
   readonly #byTip = new Map<string, string>();
   readonly #byRetryTip = new Map<string, string>();
+  /** With a horizon: the entries in the order stored, from `#head` on (some replaced since). */
+  #order: StoredEntry[] = [];
+  #head = 0;
+
+  constructor(horizon?: Horizon) {
+    this.#horizon = horizon;
+  }
 
   get storedCount(): number {
     return this.#stored.size;
@@ -67,6 +87,7 @@ export class Locator {
   }
 
   stored(id: string): StoredEntry | undefined {
+    this.#forgetIdle();
     return this.#stored.get(id);
   }
 
@@ -75,6 +96,7 @@ export class Locator {
    * The common case (a live session whose whole view the request extends) costs no hashing.
    */
   find(req: Lookup, live: (id: string) => ClientView | undefined): string | undefined {
+    this.#forgetIdle();
     if (req.explicitId !== undefined) {
       const named = this.#explicit.get(req.explicitId);
       if (named === undefined || named.length === 0) return undefined;
@@ -108,11 +130,21 @@ export class Locator {
     this.#index.index(id, view);
   }
 
-  /** A live session left memory: keep only its bounded entry. */
+  /**
+   * A live session left memory: keep only its bounded entry. An entry idle past the horizon is
+   * not kept, and the oldest kept ones that have become so go with it.
+   */
   store(entry: StoredEntry, view: ClientView | undefined): void {
     if (view !== undefined) this.#index.remove(entry.id, view.hashes());
     this.#dropStored(entry.id);
+    const cutoff = this.#forgetIdle();
+    if (cutoff !== undefined && entry.lastActive < cutoff) {
+      this.#unname(entry);
+      this.#index.forget(entry.id, []);
+      return;
+    }
     this.#stored.set(entry.id, entry);
+    if (cutoff !== undefined) this.#order.push(entry);
     if (entry.side === true) return;
     this.#byTip.set(entry.tip, entry.id);
     if (entry.retryTip !== undefined) this.#byRetryTip.set(entry.retryTip, entry.id);
@@ -135,6 +167,49 @@ export class Locator {
     const list = this.#explicit.get(explicitId) ?? [];
     if (!list.includes(id)) list.push(id);
     this.#explicit.set(explicitId, list);
+  }
+
+  /**
+   * Entries are swept in the order they were stored, which is the order their sessions left memory
+   * (startup stores them oldest first): the idle ones are at the front, so this looks only as far
+   * as the first that is not. A session read back and stored again is met at its new place. A list
+   * of its own, not the map's order: a map iterated from the front after deletions there walks over
+   * every deleted slot until it is rebuilt (22 µs a store at a month of entries, bench/stored-sessions.ts).
+   */
+  #forgetIdle(): number | undefined {
+    if (this.#horizon === undefined) return undefined;
+    const cutoff = this.#horizon.now() - this.#horizon.ms;
+    const order = this.#order;
+    for (; this.#head < order.length; this.#head++) {
+      const entry = order[this.#head]!;
+      // One stored again since (read back and left again), or made live: not this entry's to drop.
+      if (this.#stored.get(entry.id) !== entry) continue;
+      if (entry.lastActive >= cutoff) break;
+      this.#dropStored(entry.id);
+      this.#unname(entry);
+      this.#index.forget(entry.id, []);
+    }
+    // Let go of what was passed, and of entries replaced since, once they are most of the list.
+    const rest = order.length - this.#head;
+    if (this.#head > 1024 && this.#head > rest) {
+      this.#order = order.slice(this.#head);
+      this.#head = 0;
+    } else if (rest > 2 * this.#stored.size + 1024) {
+      this.#order = order.slice(this.#head).filter((e) => this.#stored.get(e.id) === e);
+      this.#head = 0;
+    }
+    return cutoff;
+  }
+
+  /** The explicit ids an entry named no longer find it. */
+  #unname(entry: StoredEntry): void {
+    for (const name of entry.ids) {
+      const list = this.#explicit.get(name);
+      if (list === undefined) continue;
+      const rest = list.filter((x) => x !== entry.id);
+      if (rest.length === 0) this.#explicit.delete(name);
+      else if (rest.length !== list.length) this.#explicit.set(name, rest);
+    }
   }
 
   #dropStored(id: string): void {

@@ -82,6 +82,8 @@ export interface SessionManagerOptions {
   warn?: (message: string) => void;
   /** Whether a new conversation without tools leaves memory after its first turn (live-session.ts); default: on a store of one process. */
   oneShotsLeave?: boolean;
+  /** A session idle this long is no longer located (locator.ts); undefined: every session is. */
+  forgetAfterMs?: number;
 }
 
 export class SessionManager {
@@ -89,7 +91,7 @@ export class SessionManager {
   readonly #files: SessionFiles;
   readonly #now: () => Date;
   readonly #warn: (message: string) => void;
-  readonly #locator = new Locator();
+  readonly #locator: Locator;
   readonly #live: LiveSet;
   readonly #loader: SessionLoader;
   readonly #heads = new Heads();
@@ -106,6 +108,7 @@ export class SessionManager {
     // Not on a store shared by replicas: there a session read back costs database round trips, and
     // another replica may take the conversation's next request anyway (docs/scaling.md).
     this.#oneShotsLeave = opts.oneShotsLeave ?? !store.shared;
+    this.#locator = new Locator(opts.forgetAfterMs === undefined ? undefined : { ms: opts.forgetAfterMs, now: () => this.#now().getTime() });
     this.#live = new LiveSet({ maxCount: opts.maxLive ?? 256, maxBytes: opts.maxLiveBytes ?? 512 * 2 ** 20, onLeave: (s) => this.#loader.leave(s) });
     this.#loader = new SessionLoader({
       store, files: this.#files, live: this.#live, locator: this.#locator, now: this.#now, warn: this.#warn, index: (s) => this.#index(s),
@@ -115,7 +118,8 @@ export class SessionManager {
   /** Read what locates every stored session (docs/decisions.md, Session index); a damaged log is skipped and named. */
   async init(): Promise<{ sessions: number; readWhole: number; damaged: Damaged[] }> {
     const { entries, damaged, read } = await this.#files.scan();
-    for (const entry of entries) this.#locator.store(entry, undefined);
+    // Oldest first, as sessions leave memory: those idle past the horizon are then not kept (locator.ts).
+    for (const entry of [...entries].sort((a, b) => a.lastActive - b.lastActive)) this.#locator.store(entry, undefined);
     for (const d of damaged) {
       this.#loader.damaged.set(d.id, d.reason);
       this.#warn(`session ${d.id} skipped: its log cannot be read (${d.reason})`);

@@ -60,9 +60,10 @@ describe('config errors name the file and the key', () => {
   });
 
   it('checks list items and header names', () => {
-    const out = lines('[sessions]\nid_headers = ["x-session-id", "bad header"]\nidle_minutes = 0\n');
+    const out = lines('[sessions]\nid_headers = ["x-session-id", "bad header"]\nidle_minutes = 0\nlocate_days = -1\n');
     expect(out).toContain('config.toml: sessions.id_headers[1]: expected a header name (letters, digits, - and _), got "bad header"');
     expect(out).toContain('config.toml: sessions.idle_minutes: expected a number of minutes > 0, got 0');
+    expect(out).toContain('config.toml: sessions.locate_days: expected a number of days >= 0 (0: always), got -1');
   });
 
   it('is a ProxyError with the config_invalid code', () => {

@@ -24,6 +24,7 @@ describe('loadConfig', () => {
       idleMinutes: 30,
       maxLive: 256,
       maxLiveMb: 512,
+      locateDays: 30,
       wireCacheMb: 4,
       durability: 'fsync',
     });

@@ -381,6 +381,36 @@ describe('SessionManager', () => {
     });
   });
 
+  it('a stored session is found for locate_days after its last request: past them its continuation starts a session, and its log stays', async () => {
+    const DAY = 86_400_000;
+    let t = Date.parse('2026-03-04T05:06:07.000Z');
+    const horizon = { now: () => new Date(t), forgetAfterMs: 30 * DAY };
+    const first = new SessionManager(store, horizon);
+    await first.init();
+    const r1 = reply('r1');
+    const old = await run(first, [u('old task')], r1, { explicitId: 'named-old' });
+    t += 20 * DAY;
+    const r2 = reply('r2');
+    const recent = await run(first, [u('recent task')], r2);
+    await first.close();
+    // A start 31 days after the first session's request and 11 after the second's.
+    t += 11 * DAY;
+    const m = new SessionManager(store, horizon);
+    await m.init();
+    managers.push(m);
+    const goOn = await run(m, [u('recent task'), asAssistant(r2), u('more')], reply('r3'));
+    expect(goOn.session.id).toBe(recent.session.id);
+    const resumed = await run(m, [u('old task'), asAssistant(r1), u('more')], reply('r4'));
+    expect(resumed.session.id).not.toBe(old.session.id);
+    expect(resumed.plan.kind).toBe('new');
+    expect((await events(old.session.id)).filter((e) => e.type === 'llm.resp')).toHaveLength(1);
+    // While it runs too: 20 days on, the second session (31 days idle) goes the same way.
+    t += 20 * DAY;
+    await run(m, [u('a third task')], reply('r5'));
+    const late = await run(m, [u('recent task'), asAssistant(r2), u('more')], reply('r6'));
+    expect(late.session.id).not.toBe(recent.session.id);
+  });
+
   it('a stored session is found by its latest reply only where that reply answered the same message', async () => {
     const m = await manager();
     const done = reply('Done.');
