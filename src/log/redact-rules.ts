@@ -65,8 +65,6 @@ const digitAndLetter = (s: string): boolean => hasDigit(s) && /[A-Za-z]/.test(s)
 const DISCORD_MIDDLE = /\.[A-Za-z0-9_-]{6}\./;
 /** Every key word of the key-named rules (redact-assignments.ts, KEYWORD) spells one of these. */
 const KEY_WORDS = ['pass', 'pwd', 'secret', 'token', 'key'];
-/** One function for both rules that look for it, so redact.ts asks once per text. */
-const mentionsAuthorization = matches(/authorization/i);
 
 function matches(re: RegExp): (text: string) => boolean {
   return (text) => re.test(text);
@@ -205,14 +203,12 @@ export const RULES: readonly Rule[] = [
   {
     kind: 'basic_auth',
     caseless: ['authorization'],
-    anchor: mentionsAuthorization,
     re: /(?<pre>(?:(?<=\\[nrt])|(?<![A-Za-z0-9_-]))(?:proxy-)?authorization\\?["']?\s*[:=]\s*\\?["']?basic\s+)(?<secret>[A-Za-z0-9+/]{8,}=*)/gi,
   },
   {
     // `Authorization: <token>` or `Authorization: token <token>`; Bearer and Basic are done above.
     kind: 'authorization',
     caseless: ['authorization'],
-    anchor: mentionsAuthorization,
     re: /(?<pre>(?:(?<=\\[nrt])|(?<![A-Za-z0-9_-]))(?:proxy-)?authorization\\?["']?\s*[:=]\s*\\?["']?(?:token\s+)?)(?<secret>[A-Za-z0-9._~+/-]{8,}=*)/gi,
     accept: digitAndLetter,
   },
@@ -235,7 +231,6 @@ export const RULES: readonly Rule[] = [
     // attribute) goes; a value must start `name=`, so "the Cookie: header" in prose stays.
     kind: 'cookie',
     caseless: ['cookie'],
-    anchor: matches(/cookie/i),
     re: /(?<pre>(?:(?<=\\[nrt])|(?<![A-Za-z0-9_-]))(?:(?:set-)?cookie\\?["']?[ \t]*:[ \t]*\\?["']?|--cookie[ =]["']?))(?<secret>(?!\[redacted:)[^\s=;,"'\\]{1,256}=[^\r\n"'\\]{0,4096})/gi,
   },
   {

@@ -139,8 +139,7 @@ export class Locator {
     this.#dropStored(entry.id);
     const cutoff = this.#forgetIdle();
     if (cutoff !== undefined && entry.lastActive < cutoff) {
-      this.#unname(entry);
-      this.#index.forget(entry.id, []);
+      this.#letGo(entry);
       return;
     }
     this.#stored.set(entry.id, entry);
@@ -156,11 +155,7 @@ export class Locator {
   forget(id: string, view: ClientView | undefined): void {
     this.#index.forget(id, view?.hashes() ?? []);
     this.#dropStored(id);
-    for (const [name, list] of this.#explicit) {
-      const rest = list.filter((x) => x !== id);
-      if (rest.length === 0) this.#explicit.delete(name);
-      else if (rest.length !== list.length) this.#explicit.set(name, rest);
-    }
+    this.#unname(id, [...this.#explicit.keys()]);
   }
 
   name(explicitId: string, id: string): void {
@@ -185,9 +180,7 @@ export class Locator {
       // One stored again since (read back and left again), or made live: not this entry's to drop.
       if (this.#stored.get(entry.id) !== entry) continue;
       if (entry.lastActive >= cutoff) break;
-      this.#dropStored(entry.id);
-      this.#unname(entry);
-      this.#index.forget(entry.id, []);
+      this.#letGo(entry);
     }
     // Let go of what was passed, and of entries replaced since, once they are most of the list.
     const rest = order.length - this.#head;
@@ -201,12 +194,19 @@ export class Locator {
     return cutoff;
   }
 
-  /** The explicit ids an entry named no longer find it. */
-  #unname(entry: StoredEntry): void {
-    for (const name of entry.ids) {
+  /** An entry past the horizon: nothing finds its session any more, by tip, reply or name. */
+  #letGo(entry: StoredEntry): void {
+    this.#dropStored(entry.id);
+    this.#unname(entry.id, entry.ids);
+    this.#index.forget(entry.id, []);
+  }
+
+  /** These explicit ids no longer find the session. */
+  #unname(id: string, names: readonly string[]): void {
+    for (const name of names) {
       const list = this.#explicit.get(name);
       if (list === undefined) continue;
-      const rest = list.filter((x) => x !== entry.id);
+      const rest = list.filter((x) => x !== id);
       if (rest.length === 0) this.#explicit.delete(name);
       else if (rest.length !== list.length) this.#explicit.set(name, rest);
     }
