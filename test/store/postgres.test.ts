@@ -7,6 +7,8 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventBody } from '../../src/core/events.js';
+import type { NeutralMessage } from '../../src/core/types.js';
+import { SessionManager } from '../../src/session/manager.js';
 import { MIGRATIONS } from '../../src/store/pg/migrations.js';
 import { PgStore } from '../../src/store/pg/store.js';
 import { startPgServer, type PgServer } from './pg-server.js';
@@ -194,6 +196,43 @@ describe('postgres store only', () => {
       await a.close();
       await c.close();
     } finally {
+      await other.close();
+      await b.cleanup();
+    }
+  });
+
+  it('a session idle past locate_days is not taken from the database by another replica; one within it is', async () => {
+    const DAY = 86_400_000;
+    const b = await makePg();
+    const other = await b.another();
+    let t = Date.parse('2026-03-04T05:06:07Z');
+    const options = { now: () => new Date(t), forgetAfterMs: 30 * DAY };
+    const recipe = { version: 'window-v1', route: 'm', context: 100_000, output_reserve: 4096, high_water: 70_000, low_water: 40_000, max_result_tokens: 4096, protected_entries: 4, estimator: 'bytes/3', system: 'follow', client_drops: 'follow' } as const;
+    const origin = { provider: 'p', model: 'm' };
+    /** One request on a replica: the conversation's messages, answered `text`; its session. */
+    const ask = async (m: SessionManager, messages: NeutralMessage[], text: string) => {
+      const turn = await m.begin({ system: 'sys', tools: [], messages, recipe });
+      const req = turn.append({ type: 'llm.req', digest: 'd', recipe_version: 'window-v1', route: 'm', model: 'm', origin, params: {}, elided: [], est_tokens: 1 });
+      turn.append({ type: 'llm.resp', req: req.seq, reply: { content: text, finish_reason: 'stop' }, origin, timings: { total_ms: 1 } });
+      await turn.session.log.sync();
+      turn.release();
+      return turn.session.id;
+    };
+    const a = new SessionManager(b.store, options);
+    const c = new SessionManager(other, options);
+    try {
+      await a.init();
+      await c.init();
+      const old = await ask(a, [{ role: 'user', content: 'old task' }], 'old answer');
+      t += 20 * DAY;
+      const recent = await ask(a, [{ role: 'user', content: 'recent task' }], 'recent answer');
+      t += 11 * DAY;
+      // Replica c never saw either: it asks the database, and takes only the one within the horizon.
+      expect(await ask(c, [{ role: 'user', content: 'recent task' }, { role: 'assistant', content: 'recent answer' }, { role: 'user', content: 'more' }], 'r')).toBe(recent);
+      expect(await ask(c, [{ role: 'user', content: 'old task' }, { role: 'assistant', content: 'old answer' }, { role: 'user', content: 'more' }], 'r')).not.toBe(old);
+    } finally {
+      await a.close();
+      await c.close();
       await other.close();
       await b.cleanup();
     }
