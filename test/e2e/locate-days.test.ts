@@ -3,7 +3,8 @@
  * a conversation that left memory is continued in its own log within the days, and past them its
  * continuation starts a session of its own while the old log stays and replays; `0` continues it
  * however long it was idle. Conversations without tools leave memory at their first answer, so each
- * continuation here finds a stored session, as one days later would.
+ * continuation here finds a stored session, as one days later would. A Responses client's
+ * `previous_response_id` is found for the same days.
  */
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -53,7 +54,7 @@ async function world(locateDays: number, now: () => Date) {
     const r = await client.chat.completions.create({ model: 'sim/locate', messages });
     messages.push({ role: 'assistant', content: r.choices[0]!.message.content });
   };
-  return { dir, logs, send };
+  return { dir, client, logs, send };
 }
 
 describe('[sessions] locate_days', () => {
@@ -76,6 +77,22 @@ describe('[sessions] locate_days', () => {
     expect(logs).toEqual(['question a1 | question a2', 'question b1', 'question b1 | question b2']);
     const replay = await runCli(['replay', '--all', '--json', '--data-dir', join(w.dir, 'data')]);
     expect(replay.code, replay.stderr).toBe(0);
+  });
+
+  it('a Responses previous_response_id is continued within the days; past them it is not found, as OpenAI answers for a response it no longer keeps', async () => {
+    let t = Date.parse('2026-11-01T09:00:00Z');
+    const w = await world(1, () => new Date(t));
+    const near = await w.client.responses.create({ model: 'sim/locate', input: 'near question' });
+    const far = await w.client.responses.create({ model: 'sim/locate', input: 'far question' });
+    t += DAY / 2;
+    const next = await w.client.responses.create({ model: 'sim/locate', input: 'near, go on', previous_response_id: near.id });
+    expect(next.id.slice(0, next.id.lastIndexOf('_'))).toBe(near.id.slice(0, near.id.lastIndexOf('_')));
+    t += DAY * 2;
+    const err = await w.client.responses.create({ model: 'sim/locate', input: 'far, go on', previous_response_id: far.id }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((err as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('previous_response_not_found');
+    // Its log is still there, beside the conversation that went on.
+    expect([...(await w.logs()).values()].map((texts) => texts.join(' | ')).sort()).toEqual(['far question', 'near question | near, go on']);
   });
 
   it('0 continues a conversation however long it was idle', async () => {
