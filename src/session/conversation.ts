@@ -17,11 +17,12 @@ export interface Conversation {
 }
 
 /**
- * Undefined when the log holds no complete reply to request `seq` (or cannot be read). A store
+ * Undefined when the log holds no complete reply to request `seq` (or cannot be read), or when its
+ * last event is older than `activeSince` (the session is past `locate_days`). A store
  * that cannot be reached throws `store_unavailable`: the reply may well exist, and the client
  * should retry, not hear that it does not (docs/scaling.md, Outages).
  */
-export async function conversationFromLog(store: Store, id: string, seq: number): Promise<Conversation | undefined> {
+export async function conversationFromLog(store: Store, id: string, seq: number, activeSince?: number): Promise<Conversation | undefined> {
   let events: LogEvent[];
   try {
     ({ events } = await store.read(id));
@@ -29,6 +30,9 @@ export async function conversationFromLog(store: Store, id: string, seq: number)
     if (isProxyError(err) && err.code === 'store_unavailable') throw err;
     return undefined;
   }
+  // A session idle since before `activeSince` is no longer continued (docs/decisions/0023-stored-sessions-located-for-a-time.md).
+  const last = events.at(-1);
+  if (activeSince !== undefined && last !== undefined && Date.parse(last.ts) < activeSince) return undefined;
   const view = new ClientView();
   for (const e of events) {
     view.apply(e);

@@ -97,6 +97,7 @@ export class SessionManager {
   readonly #heads = new Heads();
   readonly #idleMs: number | undefined;
   readonly #oneShotsLeave: boolean;
+  readonly #forgetAfterMs: number | undefined;
   #sweeper: NodeJS.Timeout | undefined;
 
   constructor(store: Store, opts: SessionManagerOptions) {
@@ -108,6 +109,7 @@ export class SessionManager {
     // Not on a store shared by replicas: there a session read back costs database round trips, and
     // another replica may take the conversation's next request anyway (docs/scaling.md).
     this.#oneShotsLeave = opts.oneShotsLeave ?? !store.shared;
+    this.#forgetAfterMs = opts.forgetAfterMs;
     this.#locator = new Locator(opts.forgetAfterMs === undefined ? undefined : { ms: opts.forgetAfterMs, now: () => this.#now().getTime() });
     this.#live = new LiveSet({ maxCount: opts.maxLive ?? 256, maxBytes: opts.maxLiveBytes ?? 512 * 2 ** 20, onLeave: (s) => this.#loader.leave(s) });
     this.#loader = new SessionLoader({
@@ -222,10 +224,12 @@ export class SessionManager {
   async conversationAt(id: string, seq: number): Promise<Conversation | undefined> {
     const live = this.#live.peek(id);
     if (live !== undefined && live.answered?.req === seq) return { system: live.view.system, messages: live.view.entries.map((e) => e.msg) };
-    // On a shared store another replica may have written it: the store says (its read fails when not).
+    // On a shared store another replica may have written it: the store says (its read fails when not),
+    // and its log's last event says whether it is past the horizon, as the locator does here.
     if (live === undefined && !this.#store.shared && this.#locator.stored(id) === undefined) return undefined;
     await live?.log.sync();
-    return conversationFromLog(this.#store, id, seq);
+    const activeSince = live === undefined && this.#forgetAfterMs !== undefined ? this.#now().getTime() - this.#forgetAfterMs : undefined;
+    return conversationFromLog(this.#store, id, seq, activeSince);
   }
 
   /**

@@ -209,14 +209,14 @@ describe('postgres store only', () => {
     const options = { now: () => new Date(t), forgetAfterMs: 30 * DAY };
     const recipe = { version: 'window-v1', route: 'm', context: 100_000, output_reserve: 4096, high_water: 70_000, low_water: 40_000, max_result_tokens: 4096, protected_entries: 4, estimator: 'bytes/3', system: 'follow', client_drops: 'follow' } as const;
     const origin = { provider: 'p', model: 'm' };
-    /** One request on a replica: the conversation's messages, answered `text`; its session. */
+    /** One request on a replica: the conversation's messages, answered `text`; its session and its llm.req's seq. */
     const ask = async (m: SessionManager, messages: NeutralMessage[], text: string) => {
       const turn = await m.begin({ system: 'sys', tools: [], messages, recipe });
       const req = turn.append({ type: 'llm.req', digest: 'd', recipe_version: 'window-v1', route: 'm', model: 'm', origin, params: {}, elided: [], est_tokens: 1 });
       turn.append({ type: 'llm.resp', req: req.seq, reply: { content: text, finish_reason: 'stop' }, origin, timings: { total_ms: 1 } });
       await turn.session.log.sync();
       turn.release();
-      return turn.session.id;
+      return { id: turn.session.id, seq: req.seq };
     };
     const a = new SessionManager(b.store, options);
     const c = new SessionManager(other, options);
@@ -227,9 +227,12 @@ describe('postgres store only', () => {
       t += 20 * DAY;
       const recent = await ask(a, [{ role: 'user', content: 'recent task' }], 'recent answer');
       t += 11 * DAY;
-      // Replica c never saw either: it asks the database, and takes only the one within the horizon.
-      expect(await ask(c, [{ role: 'user', content: 'recent task' }, { role: 'assistant', content: 'recent answer' }, { role: 'user', content: 'more' }], 'r')).toBe(recent);
-      expect(await ask(c, [{ role: 'user', content: 'old task' }, { role: 'assistant', content: 'old answer' }, { role: 'user', content: 'more' }], 'r')).not.toBe(old);
+      // Replica c never saw either: it asks the database, and takes only the one within the horizon,
+      // whether a request extends it or names its reply (a Responses previous_response_id).
+      expect(await c.conversationAt(recent.id, recent.seq)).toBeDefined();
+      expect(await c.conversationAt(old.id, old.seq)).toBeUndefined();
+      expect((await ask(c, [{ role: 'user', content: 'recent task' }, { role: 'assistant', content: 'recent answer' }, { role: 'user', content: 'more' }], 'r')).id).toBe(recent.id);
+      expect((await ask(c, [{ role: 'user', content: 'old task' }, { role: 'assistant', content: 'old answer' }, { role: 'user', content: 'more' }], 'r')).id).not.toBe(old.id);
     } finally {
       await a.close();
       await c.close();
