@@ -7,6 +7,7 @@
  * In one process, interleaved rounds, medians: µs per text.
  * docs/decisions/0022-caseless-literals-in-the-one-pass.md.
  */
+import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { NeedleScan } from '../src/log/needles.js';
@@ -40,7 +41,7 @@ function kinds(): Kind[] {
     { name: 'a tool result as JSON text, 8 KB', texts: many(16, (i) => JSON.stringify({ path: `src/part${i}.ts`, lines: 120, content: fileContent(i + 3, 2, 0, 8000) })) },
     { name: 'a .env with four credentials', texts: many(64, (i) => envFile(i + 1).text) },
     { name: 'a reasoning blob, 16 KB of base64', texts: many(8, (i) => Buffer.alloc(12_000, `signature-${i}`).toString('base64')) },
-    { name: 'a SHA-256 digest', texts: many(512, (i) => Buffer.alloc(32, i).toString('hex').replace(/^../, (i % 256).toString(16).padStart(2, '0'))) },
+    { name: 'a SHA-256 digest', texts: many(512, (i) => createHash('sha256').update(String(i)).digest('hex')) },
   ];
 }
 

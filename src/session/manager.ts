@@ -121,7 +121,7 @@ export class SessionManager {
   async init(): Promise<{ sessions: number; readWhole: number; damaged: Damaged[] }> {
     const { entries, damaged, read } = await this.#files.scan();
     // Oldest first, as sessions leave memory: those idle past the horizon are then not kept (locator.ts).
-    for (const entry of [...entries].sort((a, b) => a.lastActive - b.lastActive)) this.#locator.store(entry, undefined);
+    for (const entry of entries.sort((a, b) => a.lastActive - b.lastActive)) this.#locator.store(entry, undefined);
     for (const d of damaged) {
       this.#loader.damaged.set(d.id, d.reason);
       this.#warn(`session ${d.id} skipped: its log cannot be read (${d.reason})`);

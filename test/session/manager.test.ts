@@ -329,12 +329,18 @@ describe('SessionManager', () => {
       void named;
     });
 
-    it('one whose second request came before its first was answered stays live', async () => {
-      const m = await manager();
+    /** A one-shot call's first turn, answered and synced, still held. */
+    async function answeredAndHeld(m: SessionManager): Promise<{ first: Turn; r1: NeutralReply }> {
       const r1 = reply('r1');
       const first = await m.begin(incoming([u('q')]));
       answer(first, r1);
       await first.session.log.sync();
+      return { first, r1 };
+    }
+
+    it('one whose second request came before its first was answered stays live', async () => {
+      const m = await manager();
+      const { first, r1 } = await answeredAndHeld(m);
       // The client's next request, while the first turn still holds the session: it waits for it.
       const waiting = m.begin(incoming([u('q'), asAssistant(r1), u('q2')]));
       await new Promise((resolve) => setTimeout(resolve, 20));
@@ -346,10 +352,7 @@ describe('SessionManager', () => {
 
     it('a request that found it live just as its first answer sent it out reads it back', async () => {
       const m = await manager();
-      const r1 = reply('r1');
-      const first = await m.begin(incoming([u('q')]));
-      answer(first, r1);
-      await first.session.log.sync();
+      const { first, r1 } = await answeredAndHeld(m);
       // The next request has found the live session and waits for it to be handed over ...
       const next = m.begin(incoming([u('q'), asAssistant(r1), u('q2')]));
       // ... when the first turn is released and the session leaves memory.
