@@ -11,6 +11,8 @@ export interface Totals {
   cached_tokens: number | null;
   cache_write_tokens: number | null;
   completion_tokens: number | null;
+  /** Signed thinking blocks the upstream dropped as bound to a prefix that changed; null: no reply. */
+  dropped_blocks: number | null;
   /** Cached over prompt tokens, 0..1; null: unknown. */
   cache_share: number | null;
   /** null: unknown (never shown as 0). */
@@ -70,6 +72,8 @@ export interface RequestRow {
   cache_write_tokens: number | null;
   completion_tokens: number | null;
   reasoning_tokens: number | null;
+  /** Thinking blocks of this request the upstream dropped (docs/decisions/0009); null until its reply. */
+  dropped_blocks: number | null;
   reuse: number | null;
   cost_usd: number | null;
   cost_source: string | null;
@@ -113,6 +117,8 @@ export interface RequestDetail {
   upstream: { model: string; messages: UpstreamMessage[]; params?: Record<string, unknown>; tools?: unknown[] };
   hints: Record<string, unknown>;
   reasoning_back: ReasoningBack[];
+  /** How many of those blocks the upstream dropped as bound to a prefix that changed; null until the reply. */
+  dropped_blocks: number | null;
   diff: FirstDifference | null;
   /** As `proxy diff` prints it: first, none, trim, ...; and the predecessor's seq. */
   cause?: string;

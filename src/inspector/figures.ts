@@ -23,6 +23,8 @@ export interface Totals {
   cached_tokens: number | null;
   cache_write_tokens: number | null;
   completion_tokens: number | null;
+  /** Signed thinking blocks the upstream dropped (`proxy stats`' own); null: no reply. */
+  dropped_blocks: number | null;
   /** `proxy stats`' token cache rate: sum(cached) / sum(prompt) over the replies reporting both. */
   cache_share: number | null;
   /** Null when any reply's cost is unknown (`known_cost_usd` is then a lower bound). */
@@ -47,7 +49,7 @@ export function pricedRows(rows: readonly RequestRow[], prices: PriceBook): Pric
       seq: row.seq, ts: row.ts, route: row.route, model: row.model, provider: row.provider, cause: row.cause, est_tokens: row.est_tokens,
       status: row.status, error: row.error, prompt_tokens: row.prompt_tokens, cached_tokens: row.cached_tokens,
       cache_write_tokens: row.cache_write_tokens, completion_tokens: row.completion_tokens, reasoning_tokens: row.reasoning_tokens,
-      reuse: row.reuse, cost_usd: row.cost_usd, cost_source: row.cost_source, storage_token_hours: row.storage_token_hours, storage_usd: row.storage_usd,
+      dropped_blocks: row.dropped_blocks, reuse: row.reuse, cost_usd: row.cost_usd, cost_source: row.cost_source, storage_token_hours: row.storage_token_hours, storage_usd: row.storage_usd,
       ttfb_ms: row.ttfb_ms, total_ms: row.total_ms, uncached_cost_usd: uncached, savings_usd: savings, uncached_tokens: uncachedTokens,
     };
   });
@@ -82,6 +84,7 @@ export function totalsOfRows(rows: readonly PricedRow[]): Totals {
     cached_tokens: t.cached_tokens,
     cache_write_tokens: t.cache_write_tokens,
     completion_tokens: t.completion_tokens,
+    dropped_blocks: t.dropped_blocks,
     cache_share: t.token_cache_rate,
     cost_usd: cost,
     unknown_cost_requests: t.cost_unknown,

@@ -1,8 +1,9 @@
 /**
  * `GET /api/sessions/:id/requests/:seq`: the request rebuilt from the log as `proxy replay` builds
  * it (the window folded over the events before it, under the recipe the log recorded), its digest
- * checked against the one logged, the hints the `llm.req` recorded, the reasoning given back, and
- * the first difference from the request before it as `proxy diff` names it (firstDifference).
+ * checked against the one logged, the hints the `llm.req` recorded, the reasoning given back and
+ * how many of its blocks the upstream dropped, and the first difference from the request before it
+ * as `proxy diff` names it (firstDifference).
  */
 import { ProxyError } from '../core/errors.js';
 import type { EventOf, HintsRecord, LogEvent } from '../core/events.js';
@@ -21,6 +22,11 @@ export interface RequestView {
   upstream: NeutralRequest;
   hints: HintsRecord & { cache_key_sent: boolean; affinity_headers: string[] };
   reasoning_back: { index: number; thinking_chars: number; blocks: { kind: string; origin: string }[] }[];
+  /**
+   * Of the signed thinking blocks given back, how many the upstream dropped as bound to a prefix
+   * that changed (its reply's `dropped_blocks`, docs/decisions/0009); null until there is a reply.
+   */
+  dropped_blocks: number | null;
   /** null for a session's first request, or when the request extends its predecessor unchanged. */
   diff: DiffView | null;
   /** Added: the cause as `proxy diff` prints it (`first`, `none`, `trim`, ...), and the predecessor's seq. */
@@ -41,6 +47,7 @@ export async function requestView(store: Pick<Store, 'file' | 'exists' | 'read'>
   const between = previous === undefined ? [] : events.filter((e) => e.seq > previous.seq && e.seq < seq);
   const diff = prev === undefined ? undefined : firstDifference(prev.request, next.request, between);
   const problem = verify(next, target);
+  const reply = events.find((e): e is EventOf<'llm.resp'> => e.type === 'llm.resp' && e.req === seq);
   return {
     seq,
     route: target.route,
@@ -53,6 +60,7 @@ export async function requestView(store: Pick<Store, 'file' | 'exists' | 'read'>
       m.role === 'assistant' && (m.thinking !== undefined || (m.blocks?.length ?? 0) > 0)
         ? [{ index, thinking_chars: m.thinking?.length ?? 0, blocks: (m.blocks ?? []).map((b) => ({ kind: b.kind, origin: `${b.origin.provider}/${b.origin.model}` })) }]
         : []),
+    dropped_blocks: reply === undefined ? null : (reply.reply.dropped_blocks ?? 0),
     diff: prev === undefined || diff === undefined || diff.cause === 'none' ? null : diffInContext(prev.request, next.request, diff),
     cause: prev === undefined ? 'first' : (diff?.cause ?? 'none'),
     previous: previous?.seq ?? null,

@@ -81,11 +81,12 @@ export function renderStats(stats: SessionStats): string {
     '',
     stats.requests.length === 0 ? 'no requests' : table(header, rows, align),
     '',
-    renderTotals(s),
+    renderTotals(s, stats.requests.filter((r) => (r.dropped_blocks ?? 0) > 0).map((r) => r.seq)),
   ].join('\n');
 }
 
-function renderTotals(t: Totals): string {
+/** `droppedAt`: the requests whose reply named thinking blocks the upstream dropped. */
+function renderTotals(t: Totals, droppedAt: readonly number[]): string {
   const costNote = t.cost_unknown > 0 && t.cost_usd !== null ? ` (${t.cost_unknown} replies of unknown cost not included)` : '';
   const pairs: [string, string][] = [
     ['requests', `${t.requests} (${t.replies} replies, ${t.errors} errors, ${t.aborted} aborted)`],
@@ -101,6 +102,10 @@ function renderTotals(t: Totals): string {
   if (t.storage_token_hours !== null) {
     const usd = t.storage_usd === null ? 'cost unknown: the route has no price.cache_storage' : `${formatCost(t.storage_usd, 0)}, in the cost above`;
     pairs.push(['cache storage', `${t.storage_token_hours.toFixed(1)} token-hours (${usd})`]);
+  }
+  // Only where the upstream dropped some: reasoning the model did not read (docs/decisions/0009).
+  if ((t.dropped_blocks ?? 0) > 0) {
+    pairs.push(['thinking blocks dropped', `${t.dropped_blocks} by the upstream, bound to a prefix that changed (seq ${droppedAt.join(', ')})`]);
   }
   const width = Math.max(...pairs.map(([k]) => k.length));
   return ['Totals', ...pairs.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`)].join('\n');

@@ -32,6 +32,12 @@ export interface RequestRow {
   completion_tokens: number | null;
   reasoning_tokens: number | null;
   /**
+   * Signed thinking blocks of the request the upstream dropped as bound to a prefix that changed
+   * (Anthropic's `input_transformations`, docs/decisions/0009); 0 when the reply named none, null
+   * until there is a reply.
+   */
+  dropped_blocks: number | null;
+  /**
    * Cached tokens over the predecessor's prompt tokens (the predecessor: the session's previous
    * completed reply, as the live proxy counts it). Not capped: above 1 the provider read more than
    * the predecessor's prompt.
@@ -113,6 +119,7 @@ function newRow(event: EventOf<'llm.req'>): RequestRow {
     cache_write_tokens: null,
     completion_tokens: null,
     reasoning_tokens: null,
+    dropped_blocks: null,
     reuse: null,
     cost_usd: null,
     cost_source: null,
@@ -132,6 +139,7 @@ function applyReply(row: RequestRow, event: EventOf<'llm.resp'>, previousPrompt:
   row.cache_write_tokens = u?.cache_write_tokens ?? null;
   row.completion_tokens = u?.completion_tokens ?? null;
   row.reasoning_tokens = u?.reasoning_tokens ?? null;
+  row.dropped_blocks = event.reply.dropped_blocks ?? 0;
   if (u?.cached_tokens !== undefined && previousPrompt !== undefined && previousPrompt > 0) {
     row.reuse = u.cached_tokens / previousPrompt;
   }

@@ -20,6 +20,8 @@ export interface Totals {
   cache_write_tokens: number | null;
   completion_tokens: number | null;
   reasoning_tokens: number | null;
+  /** Signed thinking blocks the upstream dropped over the replies (RequestRow's); null: no reply. */
+  dropped_blocks: number | null;
   /** sum(cached) / sum(prompt) over `rate_basis`; null: unknown. */
   token_cache_rate: number | null;
   /** The replies the rate is taken over: those reporting both cached and a positive prompt. */
@@ -63,7 +65,7 @@ export interface SessionStats {
 }
 
 export function totalsOf(rows: readonly RequestRow[]): Totals {
-  const sum = (key: 'prompt_tokens' | 'cached_tokens' | 'cache_write_tokens' | 'completion_tokens' | 'reasoning_tokens' | 'storage_token_hours' | 'storage_usd'): number | null => {
+  const sum = (key: 'prompt_tokens' | 'cached_tokens' | 'cache_write_tokens' | 'completion_tokens' | 'reasoning_tokens' | 'dropped_blocks' | 'storage_token_hours' | 'storage_usd'): number | null => {
     let total: number | null = null;
     for (const row of rows) {
       const value = row[key];
@@ -96,6 +98,7 @@ export function totalsOf(rows: readonly RequestRow[]): Totals {
     cache_write_tokens: sum('cache_write_tokens'),
     completion_tokens: sum('completion_tokens'),
     reasoning_tokens: sum('reasoning_tokens'),
+    dropped_blocks: sum('dropped_blocks'),
     token_cache_rate: basis.prompt_tokens > 0 ? basis.cached_tokens / basis.prompt_tokens : null,
     rate_basis: basis,
     cost_usd: cost,

@@ -17,11 +17,11 @@ export class LogBuilder {
   }
 
   /** A user message, a request and its reply with `usage` (undefined: the provider reported none). */
-  turn(usage: Usage | undefined, opts: { route?: string; cause?: BreakCause; aborted?: boolean; hints?: HintsRecord } = {}): this {
+  turn(usage: Usage | undefined, opts: { route?: string; cause?: BreakCause; aborted?: boolean; hints?: HintsRecord; droppedBlocks?: number } = {}): this {
     const req = this.request(opts);
     this.#push({
       type: 'llm.resp', req, origin: { provider: 'sim', model: 'sim-1' },
-      reply: { content: 'ok', finish_reason: 'stop', ...(usage === undefined ? {} : { usage }) },
+      reply: { content: 'ok', finish_reason: 'stop', ...(usage === undefined ? {} : { usage }), ...(opts.droppedBlocks === undefined ? {} : { dropped_blocks: opts.droppedBlocks }) },
       timings: { ttfb_ms: 12, total_ms: 40 },
       ...(opts.aborted === true ? { aborted: true as const } : {}),
     });

@@ -139,3 +139,28 @@ describe('forks', () => {
     expect(requests[0]!.reuse).toBeCloseTo(1920 / 2000, 12);
   });
 });
+
+describe('thinking blocks the upstream dropped (docs/decisions/0009)', () => {
+  it('are counted per reply and in the totals; a reply that names none is 0, a request without a reply unknown', () => {
+    const log = new LogBuilder()
+      .turn({ prompt_tokens: 100, cached_tokens: 0 })
+      .turn({ prompt_tokens: 200, cached_tokens: 0 }, { cause: 'trim', droppedBlocks: 2 })
+      .turn({ prompt_tokens: 300, cached_tokens: 200 })
+      .turn({ prompt_tokens: 400, cached_tokens: 0 }, { cause: 'system', droppedBlocks: 1 });
+    log.failed(529);
+    const { session, requests } = sessionStats('s', log.events, NO_PRICES);
+    expect(requests.map((r) => r.dropped_blocks)).toEqual([0, 2, 0, 1, null]);
+    expect(session.dropped_blocks).toBe(3);
+    const text = renderStats({ session, requests });
+    const seqs = requests.filter((r) => (r.dropped_blocks ?? 0) > 0).map((r) => r.seq);
+    expect(text).toContain(`thinking blocks dropped  3 by the upstream, bound to a prefix that changed (seq ${seqs.join(', ')})`);
+  });
+
+  it('leave no line in `proxy stats` where none was dropped, and are unknown with no reply at all', () => {
+    const some = sessionStats('s', new LogBuilder().turn({ prompt_tokens: 100, cached_tokens: 0 }).events, NO_PRICES);
+    expect(some.session.dropped_blocks).toBe(0);
+    expect(renderStats(some)).not.toContain('thinking blocks dropped');
+    const none = sessionStats('s', new LogBuilder().failed(500).events, NO_PRICES);
+    expect(none.session.dropped_blocks).toBeNull();
+  });
+});

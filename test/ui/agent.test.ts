@@ -5,18 +5,18 @@
  * request, each request after the first reading its predecessor's prefix from the cache; and its
  * rebuilt request verifies against its logged digest.
  */
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { runClaude, workspace } from '../e2e/claude-code-run.js';
-import { CLIENT_KEY, figure, startUiWorld, statsJson, type UiWorld } from './world.js';
+import { CLIENT_KEY, figure, newId, sessionList, startUiWorld, statsJson, type UiWorld } from './world.js';
 
 let w: UiWorld;
 let id: string;
 beforeAll(async () => {
   w = await startUiWorld('agent');
-  const before = new Set(await readdir(join(w.dataDir, 'sessions')));
+  const before = await sessionList(w.dataDir);
   const home = await mkdtemp(join(tmpdir(), 'pp-ui-cc-home-'));
   const { ws, prompt } = await workspace();
   try {
@@ -27,9 +27,7 @@ beforeAll(async () => {
     await rm(ws, { recursive: true, force: true });
     await rm(home, { recursive: true, force: true });
   }
-  const made = (await readdir(join(w.dataDir, 'sessions'))).filter((f) => f.endsWith('.jsonl') && !before.has(f));
-  expect(made).toHaveLength(1);
-  id = made[0]!.slice(0, -'.jsonl'.length);
+  id = await newId(w.dataDir, before);
 }, 120_000);
 afterAll(async () => {
   await w?.close();

@@ -65,6 +65,17 @@ provider = "up"
 model = "sim-model"
 ${price}
 
+[providers.an]
+preset = "anthropic"
+base_url = "${sim.origin}/anthropic/v1"
+api_key_env = ""
+
+# A model that binds signed thinking to its prefix (docs/decisions/0009), as the simulator plays it.
+[models.thinker]
+provider = "an"
+model = "claude-sonnet-5-5"
+${price}
+
 [models.tight]
 provider = "up"
 model = "sim-model"
@@ -109,11 +120,12 @@ export async function logIn(context: BrowserContext, base: string, key: string):
   return answer.status();
 }
 
-async function sessionList(dataDir: string): Promise<string[]> {
+export async function sessionList(dataDir: string): Promise<string[]> {
   return (await readdir(join(dataDir, 'sessions'))).filter((f) => f.endsWith('.jsonl')).map((f) => f.slice(0, -'.jsonl'.length));
 }
 
-async function newId(dataDir: string, before: readonly string[]): Promise<string> {
+/** The one session made since `before` (sessionList's answer then). */
+export async function newId(dataDir: string, before: readonly string[]): Promise<string> {
   const now = await sessionList(dataDir);
   const created = now.filter((id) => !before.includes(id));
   expect(created).toHaveLength(1);
@@ -215,7 +227,7 @@ export interface CliTotals {
 }
 export interface StatsJson {
   session: CliTotals & { id: string; last_active: string | null };
-  requests: { seq: number; cause: string | null; prompt_tokens: number | null; cached_tokens: number | null; cache_write_tokens: number | null; completion_tokens: number | null; cost_usd: number | null }[];
+  requests: { seq: number; cause: string | null; prompt_tokens: number | null; cached_tokens: number | null; cache_write_tokens: number | null; completion_tokens: number | null; cost_usd: number | null; dropped_blocks: number | null }[];
 }
 export interface SessionsJson { sessions: (CliTotals & { id: string; models: string[]; last_active: string | null })[] }
 

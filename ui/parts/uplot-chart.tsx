@@ -6,6 +6,15 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 
+/**
+ * The x axis of a chart by request number: whole steps only (uPlot's default steps for a plain
+ * number scale include 0.05, so a session of two requests was labelled 1, 1.05, 1.1, ...).
+ */
+export const REQUEST_AXIS: uPlot.Axis = {
+  stroke: '#444', label: 'request', labelSize: 20, size: 36,
+  incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000],
+};
+
 export function UPlotChart({ options, data, label, testid, height, extra }: {
   options: Omit<uPlot.Options, 'width' | 'height'>;
   data: uPlot.AlignedData;

@@ -71,6 +71,12 @@ function RequestBody({ r }: { r: RequestDetail & { sessionId: string } }) {
             ))}
           </ul>
           )}
+          {r.dropped_blocks !== null && r.dropped_blocks > 0 && (
+            <p data-testid="reasoning-dropped" data-value={r.dropped_blocks}>
+              <span class="badge warn">The upstream dropped {r.dropped_blocks.toLocaleString('en-US')} of these blocks.</span>{' '}
+              They were bound to a prefix that changed after the model wrote them (a trim, a summary or another system prompt), so the model did not read them; the reply says so.
+            </p>
+          )}
         </section>
       </div>
       <section aria-labelledby="upstream-h">

@@ -8,7 +8,7 @@ import uPlot from 'uplot';
 import type { RequestRow } from '../../contract.js';
 import { cause, int } from '../../format.js';
 import { href } from '../../router.js';
-import { UPlotChart } from '../../parts/uplot-chart.js';
+import { REQUEST_AXIS, UPlotChart } from '../../parts/uplot-chart.js';
 import { tokenBars, uncachedOf, type Mark } from './data.js';
 
 export const LAYERS = [
@@ -33,7 +33,7 @@ export function TokenChart({ session, rows, breaks, marks }: { session: string; 
     cursor: { drag: { x: true, y: false }, points: { show: false } },
     scales: { x: { time: false } },
     axes: [
-      { stroke: '#444', label: 'request', labelSize: 20, size: 36 },
+      REQUEST_AXIS,
       { stroke: '#444', size: 64, values: (_u, vals) => vals.map((v) => compact(v)) },
     ],
     series: [

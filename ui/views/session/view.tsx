@@ -7,7 +7,7 @@ import { href } from '../../router.js';
 import { LiveBadge, useDebounced, useLive } from '../../parts/live.js';
 import { Status, useLoad } from '../../parts/load.js';
 import { Pager, Th } from '../../parts/table-parts.js';
-import { UPlotChart } from '../../parts/uplot-chart.js';
+import { REQUEST_AXIS, UPlotChart } from '../../parts/uplot-chart.js';
 import { TotalsFigures } from '../overview/view.js';
 import { breaks as breaksOf, cumulative, describe, loadSession, timelineMarks, uncachedOf, withLive } from './data.js';
 import { TokenChart } from './token-chart.js';
@@ -61,6 +61,7 @@ function SessionBody({ session }: { session: SessionDetail }) {
               {breaks.map((b) => (
                 <li data-testid="break" data-seq={b.seq} data-cause={b.kind}>
                   <a href={href.request(session.id, b.seq)}>request {b.index + 1} (seq {b.seq})</a>: <span class={`cause c-${b.kind}`}>{cause(b.kind)}</span>
+                  <Dropped count={rows[b.index]?.dropped_blocks ?? null} />
                 </li>
               ))}
             </ol>
@@ -124,7 +125,7 @@ function Running({ rows }: { rows: readonly RequestRow[] }) {
   const options = useMemo<Omit<uPlot.Options, 'width' | 'height'>>(() => ({
     cursor: { drag: { x: true, y: false } },
     scales: { x: { time: false } },
-    axes: [{ stroke: '#444', label: 'request', labelSize: 20, size: 36 }, { stroke: '#444', size: 70, values: (_u, vals) => vals.map((v) => usd(v)) }],
+    axes: [REQUEST_AXIS, { stroke: '#444', size: 70, values: (_u, vals) => vals.map((v) => usd(v)) }],
     series: [
       { label: 'request' },
       { label: 'Cost', stroke: '#2f6db5', width: 2, value: (_u, v) => (v === null ? '–' : usd(v)) },
@@ -165,7 +166,7 @@ function RequestsTable({ session, rows }: { session: string; rows: readonly Requ
                 <td>{time(r.ts)}</td>
                 <td>{r.route}</td>
                 <td data-testid="cause" data-value={r.cause ?? 'null'}>{r.cause === null ? '–' : <span class={`cause c-${r.cause}`}>{cause(r.cause)}</span>}</td>
-                <td data-testid="status">{r.status}{r.error !== null ? `: ${r.error}` : ''}</td>
+                <td data-testid="status">{r.status}{r.error !== null ? `: ${r.error}` : ''}<Dropped count={r.dropped_blocks} /></td>
                 <Num testid="prompt-tokens" value={r.prompt_tokens} />
                 <Num testid="cached-tokens" value={r.cached_tokens} />
                 <Num testid="cache-write-tokens" value={r.cache_write_tokens} />
@@ -184,6 +185,16 @@ function RequestsTable({ session, rows }: { session: string; rows: readonly Requ
       {rows.length > ROWS_PER_PAGE && <Pager offset={offset} limit={ROWS_PER_PAGE} total={rows.length} label="Request pages" onPage={setOffset} />}
     </>
   );
+}
+
+/**
+ * Signed thinking blocks the upstream dropped from this request: bound to a prefix that changed
+ * (a trim, a summary, another system prompt), the model did not read them (docs/decisions/0009).
+ */
+export function Dropped({ count }: { count: number | null }) {
+  if (count === null || count === 0) return null;
+  const what = `${int(count)} thinking block${count === 1 ? '' : 's'} dropped`;
+  return <> <span class="badge warn" data-testid="dropped-blocks" data-value={count} title="The upstream dropped these signed thinking blocks: they were bound to a prefix that has changed since, so the model did not read them.">{what}</span></>;
 }
 
 function Num({ testid, value }: { testid: string; value: number | null }) {
