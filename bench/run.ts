@@ -33,6 +33,7 @@ import { sessionFilesSection } from './session-files.js';
 import { logGrowthSection, liveMemorySection, startupSection, type Line } from './session-sections.js';
 import { soakSection } from './soak.js';
 import { storedSessionsSection } from './stored-sessions.js';
+import { pruneSection } from './prune.js';
 import { fmt, pct } from './stats.js';
 import { measureTracing } from './tracing.js';
 import { measureWindowCost } from './window-cost.js';
@@ -59,6 +60,7 @@ const SECTIONS: Record<string, (line: Line) => Promise<boolean>> = {
   'live-memory': liveMemorySection,
   'session-files': sessionFilesSection,
   'stored-sessions': storedSessionsSection,
+  prune: pruneSection,
   'metric-calls': metricCallsSection,
   'head-memo': headMemoSection,
   redaction: (line) => redactionSection(line, flags.baseline === undefined ? {} : { baseline: resolve(flags.baseline), baselineName: gitRev(resolve(flags.baseline)) }),

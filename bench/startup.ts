@@ -81,16 +81,18 @@ function row(mode: 'cold' | 'warm', runs: StartupChildResult[], logBytes: number
   };
 }
 
-async function child(dataDir: string): Promise<StartupChildResult> {
+/** One `SessionManager.init()` over `dataDir`, in a fresh process (startup-child.ts). */
+export async function child(dataDir: string): Promise<StartupChildResult> {
   const { stdout } = await run(process.execPath, ['--expose-gc', join(import.meta.dirname, 'startup-child.js'), dataDir], { maxBuffer: 2 ** 20 });
   return JSON.parse(stdout) as StartupChildResult;
 }
 
 /**
  * `count` logs of 3 to 10 requests each (about 10 to 35 events, a few KiB to tens of KiB), under
- * ids shaped like the proxy's own. Returns their total bytes.
+ * ids shaped like the proxy's own. Returns their total bytes. `at` dates log i's events (ms since
+ * the epoch): as generated when not given.
  */
-async function writeSessions(sessions: string, count: number): Promise<number> {
+export async function writeSessions(sessions: string, count: number, at?: (i: number) => number): Promise<number> {
   await mkdir(sessions, { recursive: true });
   let total = 0;
   const base = Date.UTC(2026, 9, 1);
@@ -98,7 +100,7 @@ async function writeSessions(sessions: string, count: number): Promise<number> {
     let text = '';
     for (const e of generateSession(i + 1, 3 + (i % 8))) {
       const { seq, ts, ...body } = e;
-      text += eventLine(body as EventBody, seq, ts).line;
+      text += eventLine(body as EventBody, seq, at === undefined ? ts : new Date(at(i)).toISOString()).line;
     }
     const stamp = new Date(base + i * 60_000).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
     // An odd multiplier is a bijection mod 2^32: distinct, random-looking suffixes.

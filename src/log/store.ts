@@ -15,6 +15,7 @@
  * exclusive create decides a new log, and the lock file and the other processes' held lists an
  * existing one (lock.ts, held-list.ts). Readers (`read`, or `readLog` on `file(id)`) take no lock.
  */
+import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, stat, truncate } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ProxyError } from '../core/errors.js';
@@ -23,11 +24,13 @@ import { IndexJournal } from './index-journal.js';
 import { heldElsewhere, heldListIn } from './held-list.js';
 import { acquireLock, refuseLegacyHolder, type FileLock } from './lock.js';
 import { RawFile } from './raw-file.js';
+import { removeIdleLog, type RemoveOutcome } from './remove-idle.js';
 import { readEventBefore, readLog, type LogRead, type ReadOptions } from './reader.js';
 import { SessionLog, type RedactionListener } from './session-log.js';
 
 // The writer is built here; callers name its type from the store they got it from.
 export { SessionLog, type RedactionListener };
+export type { RemoveOutcome };
 export type { TornTail } from './log-line.js';
 
 export interface OpenOptions {
@@ -303,11 +306,28 @@ export class LogStore {
     this.#journal.append(id, value);
   }
 
-  /** Every session's sidecar in the journal, read at startup; the journal is compacted if long. */
-  savedIndexes(): Map<string, unknown> {
+  /**
+   * Every session's sidecar in the journal, read at startup; the journal is compacted if long.
+   * Given the logs listed, a compaction leaves out the lines of logs that are gone (removed by
+   * `proxy sessions prune`); one made since the listing is still there, and keeps its line.
+   */
+  savedIndexes(listed?: ReadonlySet<string>): Map<string, unknown> {
     const saved = this.#journal.all();
-    this.#journal.compact(saved);
+    const kept = listed === undefined ? saved : new Map([...saved].filter(([id]) => listed.has(id) || existsSync(join(this.dir, `${id}.jsonl`))));
+    this.#journal.compact(kept);
     return saved;
+  }
+
+  /**
+   * Removes a session's log if its last event is before `idleBefore` (ms since the epoch) and no
+   * writer holds it, this process's included (remove-idle.ts); `dryRun` checks the same and keeps it.
+   */
+  async removeIdle(id: string, idleBefore: number, dryRun = false): Promise<RemoveOutcome> {
+    const file = this.file(id);
+    if (openHere.has(file)) return { kind: 'in_use', detail: `this process (${process.pid}) has it open` };
+    await this.#ensure(this.lockDir);
+    const places = { id, file, lockFile: this.lockFile(id), lockDir: this.lockDir, legacyLockFile: this.legacyLockFile(id), sidecarFile: this.indexFile(id) };
+    return removeIdleLog(places, idleBefore, dryRun);
   }
 
   /**

@@ -9,7 +9,7 @@ import { ProxyError } from '../core/errors.js';
 import type { LogEvent } from '../core/events.js';
 import { readEventAt } from '../log/reader.js';
 import { LogStore } from '../log/store.js';
-import type { IndexSnapshot, Store } from './types.js';
+import type { IndexSnapshot, SessionPruner, Store } from './types.js';
 
 export class FileStore extends LogStore implements Store {
   readonly kind = 'files';
@@ -59,7 +59,7 @@ export class FileStore extends LogStore implements Store {
    */
   async indexSnapshot(): Promise<IndexSnapshot[]> {
     const ids = await this.listSessions();
-    const saved = this.savedIndexes();
+    const saved = this.savedIndexes(new Set(ids));
     return ids.map((id) => {
       let index = saved.get(id);
       if (index === undefined) {
@@ -92,6 +92,11 @@ export class FileStore extends LogStore implements Store {
   readonly keys = undefined;
   /** Images are files under the data dir's `blobs/` (src/proxy/images.ts). */
   readonly blobs = undefined;
+
+  /** LogStore's own `removeIdle` and `recoverFirstSyncs`. */
+  get pruner(): SessionPruner {
+    return this;
+  }
 
   /** The files are the process's own disk: ready while the process is. */
   ping(): Promise<void> {

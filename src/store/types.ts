@@ -8,6 +8,7 @@
 import type { EventBody, LogEvent } from '../core/events.js';
 import type { TornTail } from '../log/log-line.js';
 import type { LogRead, ReadOptions } from '../log/reader.js';
+import type { RemoveOutcome } from '../log/remove-idle.js';
 
 export type { LogRead, ReadOptions, TornTail };
 
@@ -142,6 +143,17 @@ export interface KeyStore {
   spent(name: string, from: number): Promise<number>;
 }
 
+/** Removing the logs of sessions idle past a time (`proxy sessions prune`; the file store only). */
+export interface SessionPruner {
+  /**
+   * Removes the log when its last event is before `idleBefore` (ms since the epoch) and no live
+   * process holds it; `dryRun` decides the same and removes nothing (src/log/remove-idle.ts).
+   */
+  removeIdle(id: string, idleBefore: number, dryRun: boolean): Promise<RemoveOutcome>;
+  /** The first syncs a crashed proxy left, put back into their logs first, so none comes back after a removal. */
+  recoverFirstSyncs(): Promise<unknown>;
+}
+
 /** Content kept by its SHA-256 and written once (images; the database store only). */
 export interface BlobStore {
   /** Stores the bytes under their digest; a digest already stored is left as it is. */
@@ -188,6 +200,11 @@ export interface Store {
   readonly keys: KeyStore | undefined;
   /** Images by digest, shared by replicas; undefined for the file store (its images are files in the data dir). */
   readonly blobs: BlobStore | undefined;
+  /**
+   * Removes idle sessions' logs; undefined for the database store, where a replica may hold a
+   * session in memory without a lock between its turns (docs/decisions/0024-idle-sessions-removed-by-the-operator.md).
+   */
+  readonly pruner: SessionPruner | undefined;
   /** Resolves when the store answers (a readiness probe): PostgreSQL is asked `SELECT 1` within a second. */
   ping(): Promise<void>;
   /** Releases connections; open writers must be closed first. */

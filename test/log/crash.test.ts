@@ -3,28 +3,18 @@
  * Everything it saw synced must survive intact, seqs stay contiguous, and a torn tail is repaired.
  */
 import { readFile } from 'node:fs/promises';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LogStore } from '../../src/log/store.js';
-import { Child, requireDist, tempDir } from './helpers.js';
+import { Child, childWorld } from './helpers.js';
 
-let dir: string;
-let cleanup: () => Promise<void>;
-const children: Child[] = [];
-beforeAll(requireDist);
-beforeEach(async () => {
-  ({ dir, cleanup } = await tempDir());
-});
-afterEach(async () => {
-  await Promise.all(children.splice(0).map((c) => c.kill()));
-  await cleanup();
-});
+const w = childWorld();
 
 function syncedSeqs(child: Child): number[] {
   return child.lines.filter((l) => l.startsWith('synced ')).map((l) => Number(l.slice(7)));
 }
 
 async function checkAfterCrash(id: string, synced: number): Promise<{ repaired: boolean }> {
-  const store = new LogStore(dir);
+  const store = new LogStore(w.dir);
   const log = await store.open(id, { create: false });
   const seqs = log.events.map((e) => e.seq);
   expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
@@ -43,20 +33,20 @@ async function checkAfterCrash(id: string, synced: number): Promise<{ repaired: 
 
 describe('SIGKILL during appends', () => {
   it('a crash mid-line: the torn tail is repaired and every synced event is intact', async () => {
-    const child = new Child('crash-writer.mjs', [dir, 'torn', 'torn']);
-    children.push(child);
+    const child = new Child('crash-writer.mjs', [w.dir, 'torn', 'torn']);
+    w.children.push(child);
     await child.waitFor((l) => l === 'torn');
     await child.kill();
     expect(syncedSeqs(child)).toEqual([20]);
     const { repaired } = await checkAfterCrash('torn', 20);
     expect(repaired).toBe(true);
     // The repair itself is durable and the log is clean for the next reader.
-    expect((await new LogStore(dir).read('torn')).torn).toBeUndefined();
+    expect((await new LogStore(w.dir).read('torn')).torn).toBeUndefined();
   });
 
   it('with durability = "write" (no fdatasync), a killed process loses nothing it saw synced', async () => {
-    const child = new Child('crash-writer.mjs', [dir, 'os-only', 'loop', 'write']);
-    children.push(child);
+    const child = new Child('crash-writer.mjs', [w.dir, 'os-only', 'loop', 'write']);
+    w.children.push(child);
     await child.waitFor((l) => l.startsWith('synced ') && Number(l.slice(7)) >= 200);
     await child.kill();
     await checkAfterCrash('os-only', Math.max(...syncedSeqs(child)));
@@ -65,8 +55,8 @@ describe('SIGKILL during appends', () => {
   for (const killAfter of [40, 150, 400]) {
     it(`killed while appending in a loop (after seq ${killAfter} synced)`, async () => {
       const id = `loop-${killAfter}`;
-      const child = new Child('crash-writer.mjs', [dir, id, 'loop']);
-      children.push(child);
+      const child = new Child('crash-writer.mjs', [w.dir, id, 'loop']);
+      w.children.push(child);
       await child.waitFor((l) => l.startsWith('synced ') && Number(l.slice(7)) >= killAfter);
       await child.kill();
       const synced = Math.max(...syncedSeqs(child));

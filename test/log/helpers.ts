@@ -4,6 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterEach, beforeAll, beforeEach } from 'vitest';
 import type { EventBody } from '../../src/core/events.js';
 
 export async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
@@ -89,4 +90,29 @@ export class Child {
     // After 'exit' the child is reaped: its pid no longer answers kill(pid, 0).
     await this.exited;
   }
+}
+
+/**
+ * For a file of tests that run the compiled store in child processes: the compiled store required,
+ * a temporary directory per test (`dir`), and the children a test started (push them on
+ * `children`) killed after it, before the directory goes.
+ */
+export function childWorld(): { readonly dir: string; readonly children: Child[] } {
+  let dir = '';
+  let cleanup: (() => Promise<void>) | undefined;
+  const children: Child[] = [];
+  beforeAll(requireDist);
+  beforeEach(async () => {
+    ({ dir, cleanup } = await tempDir());
+  });
+  afterEach(async () => {
+    await Promise.all(children.splice(0).map((c) => c.kill()));
+    await cleanup?.();
+  });
+  return {
+    get dir() {
+      return dir;
+    },
+    children,
+  };
 }

@@ -3,24 +3,14 @@ import { once } from 'node:events';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isProxyError } from '../../src/core/errors.js';
 import { HeldList, holds } from '../../src/log/held-list.js';
 import { BOOT, selfLine, startOf } from '../../src/log/process-boot.js';
 import { LogStore } from '../../src/log/store.js';
-import { Child, requireDist, tempDir } from './helpers.js';
+import { Child, childWorld } from './helpers.js';
 
-let dir: string;
-let cleanup: () => Promise<void>;
-const children: Child[] = [];
-beforeAll(requireDist);
-beforeEach(async () => {
-  ({ dir, cleanup } = await tempDir());
-});
-afterEach(async () => {
-  await Promise.all(children.splice(0).map((c) => c.kill()));
-  await cleanup();
-});
+const w = childWorld();
 
 /** A log made and closed: its next open takes a lock file (a new one is held through the list). */
 async function existing(store: LogStore, id: string): Promise<void> {
@@ -51,9 +41,9 @@ describe('the lock file', () => {
     ['a new log, held through its list', 'new'],
     ['a log opened again, held by its lock file', 'reopened'],
   ])('a second process cannot open %s; once it dies the session is taken over', async (_what, how) => {
-    const store = new LogStore(dir);
-    const holder = new Child('hold-lock.mjs', [dir, 'shared', how]);
-    children.push(holder);
+    const store = new LogStore(w.dir);
+    const holder = new Child('hold-lock.mjs', [w.dir, 'shared', how]);
+    w.children.push(holder);
     await holder.waitFor((l) => l.startsWith('ready '));
     if (how === 'new') {
       expect(existsSync(store.lockFile('shared'))).toBe(false);
@@ -87,9 +77,9 @@ describe('the lock file', () => {
   });
 
   it('a log its holder closed is free to another process at once', async () => {
-    const store = new LogStore(dir);
-    const holder = new Child('hold-lock.mjs', [dir, 'given', 'closed']);
-    children.push(holder);
+    const store = new LogStore(w.dir);
+    const holder = new Child('hold-lock.mjs', [w.dir, 'given', 'closed']);
+    w.children.push(holder);
     await holder.waitFor((l) => l.startsWith('ready '));
     const text = await readFile(heldListOf(store, holder.pid), 'latin1');
     expect(text).toBe(`${lineOf(holder.pid)}+given\n-given\n`);
@@ -99,7 +89,7 @@ describe('the lock file', () => {
   });
 
   it('a new log whose list cannot be written takes a lock file instead', async () => {
-    const store = new LogStore(dir);
+    const store = new LogStore(w.dir);
     // A directory where the list would be: it cannot be opened for writing.
     await mkdir(heldListOf(store, process.pid), { recursive: true });
     const log = await store.open('fallback', { create: true });
@@ -109,7 +99,7 @@ describe('the lock file', () => {
   });
 
   it('a lock left by a dead pid is stale and taken over', async () => {
-    const store = new LogStore(dir);
+    const store = new LogStore(w.dir);
     await existing(store, 'stale');
     const pid = await deadPid();
     await writeFile(store.lockFile('stale'), `${pid}\n`);
@@ -120,7 +110,7 @@ describe('the lock file', () => {
   });
 
   it('an empty lock (a writer that died between create and write) is stale after a grace period', async () => {
-    const store = new LogStore(dir);
+    const store = new LogStore(w.dir);
     await existing(store, 'empty');
     await writeFile(store.lockFile('empty'), '');
     const log = await store.open('empty', { create: false });
@@ -129,7 +119,7 @@ describe('the lock file', () => {
   });
 
   it('a live foreign pid in the lock is log_locked even without a writer behind it; a new log is decided by its create', async () => {
-    const store = new LogStore(dir);
+    const store = new LogStore(w.dir);
     await existing(store, 'live');
     // pid 1 is always alive (init, or the container's first process).
     await writeFile(store.lockFile('live'), '1\n');
@@ -143,7 +133,7 @@ describe('the lock file', () => {
   });
 
   it('every lock this process holds is a link to its one pid file, which it makes again if removed', async () => {
-    const store = new LogStore(dir);
+    const store = new LogStore(w.dir);
     for (const id of ['a', 'b', 'c', 'd']) await existing(store, id);
     const pidFile = join(store.lockDir, `.writer-${process.pid}`);
     const a = await store.open('a', { create: false });
@@ -167,7 +157,7 @@ describe('the lock file', () => {
   });
 
   it('closing leaves a lock that is no longer the one it made (taken over by a process that judged it dead)', async () => {
-    const store = new LogStore(dir);
+    const store = new LogStore(w.dir);
     await existing(store, 'taken');
     const log = await store.open('taken', { create: false });
     await rm(store.lockFile('taken'));
@@ -177,7 +167,7 @@ describe('the lock file', () => {
   });
 
   it('the pid file and held list of a process killed before it could remove its own are removed by the next writer', async () => {
-    const store = new LogStore(dir);
+    const store = new LogStore(w.dir);
     await mkdir(store.lockDir, { recursive: true });
     const pid = await deadPid();
     const dead = [join(store.lockDir, `.writer-${pid}`), heldListOf(store, pid), `${heldListOf(store, pid)}.next`];
@@ -196,7 +186,7 @@ describe('the lock file', () => {
 
   // pid 1 is always running: only the boot and start its files name can make them stale.
   it.skipIf(BOOT === undefined)('a lock, pid file or held list naming a running pid of another boot holds nothing, and goes (a power loss gave the pid away)', async () => {
-    const store = new LogStore(dir);
+    const store = new LogStore(w.dir);
     const gone = async (file: string) => {
       for (let i = 0; i < 100 && existsSync(file); i++) await new Promise((r) => setTimeout(r, 10));
       return !existsSync(file);
@@ -225,7 +215,7 @@ describe('the lock file', () => {
   });
 
   it.skipIf(BOOT === undefined)('a lock or held list naming a running pid of this boot that started at another time holds nothing (pids wrapped)', async () => {
-    const store = new LogStore(dir);
+    const store = new LogStore(w.dir);
     for (const id of ['locked', 'listed', 'true-locked', 'true-listed']) await existing(store, id);
     const start1 = startOf(1)!;
     const another = `${1 + Number(start1)}`;
@@ -243,7 +233,7 @@ describe('the lock file', () => {
   });
 
   it('keeps the locks, the pid file and the held list out of the logs\' directory', async () => {
-    const store = new LogStore(dir);
+    const store = new LogStore(w.dir);
     const log = await store.open('apart', { create: true });
     expect(dirname(store.lockFile('apart'))).toBe(store.lockDir);
     expect(existsSync(store.lockFile('apart'))).toBe(false);
@@ -259,7 +249,7 @@ describe('the lock file', () => {
   });
 
   it('honours a lock a live process keeps under the earlier name beside the log; a dead one is nobody\'s', async () => {
-    const store = new LogStore(dir);
+    const store = new LogStore(w.dir);
     const made = await store.open('old', { create: true });
     await made.close();
     // pid 1 is always alive (init, or the container's first process).
@@ -276,13 +266,13 @@ describe('the lock file', () => {
 
 describe('one writer across processes', () => {
   it('three processes creating the same new logs, then opening them again, for seconds, never write one at once', async () => {
-    const store = new LogStore(dir);
+    const store = new LogStore(w.dir);
     const ids = Array.from({ length: 100 }, (_, i) => `c-${i}`);
-    const procs = [1, 2, 3].map(() => new Child('contend.mjs', [dir, '3000', String(ids.length)]));
-    children.push(...procs);
+    const procs = [1, 2, 3].map(() => new Child('contend.mjs', [w.dir, '3000', String(ids.length)]));
+    w.children.push(...procs);
     // They start together, once all are loaded, so they meet on every new id.
     await Promise.all(procs.map((p) => p.waitFor((l) => l === 'ready', 20_000)));
-    await writeFile(join(dir, 'go'), '');
+    await writeFile(join(w.dir, 'go'), '');
     const done = await Promise.all(procs.map((p) => p.waitFor((l) => l.startsWith('done '), 20_000)));
     const [wrote, refused] = done.map((l) => l.split(' ').slice(1).map(Number)).reduce((a, b) => [a[0]! + b[0]!, a[1]! + b[1]!]);
     // Enough of both to mean something: turns written, and refusals met while another held a log.
@@ -316,8 +306,8 @@ describe('the held list', () => {
   });
 
   it('is compacted past 64 KB to the ids still held, and a reader of it sees each', async () => {
-    await mkdir(join(dir, 'locks'), { recursive: true });
-    const list = new HeldList(join(dir, 'locks'));
+    await mkdir(join(w.dir, 'locks'), { recursive: true });
+    const list = new HeldList(join(w.dir, 'locks'));
     const kept: string[] = [];
     let largest = 0;
     for (let i = 0; i < 3000; i++) {

@@ -45,6 +45,8 @@ export class PgStore implements Store {
   readonly ledger: PgClientLedger;
   readonly keys: PgKeyStore;
   readonly blobs: PgBlobStore;
+  /** Not on the database (docs/decisions/0024-idle-sessions-removed-by-the-operator.md). */
+  readonly pruner = undefined;
 
   private constructor(pool: pg.Pool, opts: PgStoreOptions) {
     this.#pool = pool;

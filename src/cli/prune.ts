@@ -1,0 +1,103 @@
+/**
+ * `proxy sessions prune --idle-days N [--dry-run] [--json] [--data-dir DIR] [--config PATH]`:
+ * removes the logs of the sessions whose last event is more than N days old and that no running
+ * proxy holds (docs/decisions/0024-idle-sessions-removed-by-the-operator.md). N may not be less
+ * than the proxy's `[sessions] locate_days` (the config's, else its default), so no running proxy
+ * of that config would locate one of them again; with `locate_days = 0` every session stays
+ * locatable and nothing is removed. The file store only: on PostgreSQL it says so and removes nothing.
+ */
+import { DEFAULT_LOCATE_DAYS } from '../config/build.js';
+import { loadConfig } from '../config/load.js';
+import type { Config } from '../config/types.js';
+import { ProxyError } from '../core/errors.js';
+import type { RemoveOutcome } from '../log/remove-idle.js';
+import type { Store } from '../store/types.js';
+import { intArg, parse } from './args.js';
+import { STORE_OPTIONS, STORE_USAGE, storeFromArgs, withStore } from './store-arg.js';
+
+const HELP = `usage: proxy sessions prune --idle-days N [--dry-run] [--json] ${STORE_USAGE} [--config PATH]
+
+Removes the logs of sessions idle more than N days (by their last event) that no running proxy
+holds. N is at least the config's [sessions] locate_days (default ${DEFAULT_LOCATE_DAYS}).
+--dry-run lists what would go and removes nothing.`;
+
+const OPTIONS = {
+  'idle-days': { type: 'string' },
+  'dry-run': { type: 'boolean' },
+  json: { type: 'boolean' },
+  ...STORE_OPTIONS,
+  config: { type: 'string' },
+} as const;
+
+const DAY_MS = 86_400_000;
+
+export interface PruneReport {
+  idle_days: number;
+  /** Sessions idle since before this time. */
+  idle_before: string;
+  dry_run: boolean;
+  removed: { id: string; last_active: string | null; bytes: number }[];
+  /** Held by a running process: a proxy may still write them. */
+  in_use: { id: string; detail: string }[];
+  /** Sessions listed and not idle that long. */
+  kept: number;
+}
+
+export async function pruneCommand(args: string[], now: () => number = Date.now): Promise<number> {
+  const { values, positionals } = parse(args, OPTIONS, HELP);
+  if (values.help === true) {
+    process.stdout.write(HELP + '\n');
+    return 0;
+  }
+  if (positionals.length > 0) throw new ProxyError('bad_argument', { detail: `unexpected argument ${JSON.stringify(positionals[0])}\n${HELP}` });
+  if (values['idle-days'] === undefined) throw new ProxyError('bad_argument', { detail: `--idle-days is required\n${HELP}` });
+  const idleDays = intArg('--idle-days', values['idle-days']);
+  const config: Config | undefined = values.config === undefined ? undefined : loadConfig({ path: values.config, env: process.env });
+  checkAgainstHorizon(idleDays, config?.sessions.locateDays ?? DEFAULT_LOCATE_DAYS, values.config);
+  const store = await storeFromArgs(values, config);
+  const report = await withStore(store, (s) => prune(s, now() - idleDays * DAY_MS, values['dry-run'] === true, idleDays));
+  process.stdout.write(values.json === true ? JSON.stringify(report, null, 2) + '\n' : render(report) + '\n');
+  return 0;
+}
+
+/** Whether sessions idle `idleDays` are past every running proxy's reach (locate_days, decision 0023). */
+function checkAgainstHorizon(idleDays: number, locateDays: number, configPath: string | undefined): void {
+  const whose = configPath === undefined ? `the default locate_days (${locateDays}; pass --config to read the proxy's own)` : `locate_days in ${configPath} (${locateDays})`;
+  if (idleDays === 0) throw new ProxyError('bad_argument', { detail: '--idle-days must be at least 1' });
+  if (locateDays === 0) {
+    throw new ProxyError('bad_argument', { detail: `${configPath ?? 'the config'} sets locate_days = 0: a running proxy may continue any stored session, so none is removed. Set [sessions] locate_days first.` });
+  }
+  if (idleDays < locateDays) {
+    throw new ProxyError('bad_argument', { detail: `--idle-days ${idleDays} is less than ${whose}: a running proxy may still continue those sessions. Use --idle-days ${locateDays} or more.` });
+  }
+}
+
+/** Every listed session's log, removed when idle since before `idleBefore` and held by nobody. */
+export async function prune(store: Store, idleBefore: number, dryRun: boolean, idleDays: number): Promise<PruneReport> {
+  const pruner = store.pruner;
+  if (pruner === undefined) {
+    throw new ProxyError('bad_argument', { detail: `proxy sessions prune works on the file store; on ${store.kind} it removes nothing yet (docs/decisions/0024-idle-sessions-removed-by-the-operator.md)` });
+  }
+  // A crashed proxy's first syncs go back into their logs first: recovered after a removal, one would make its log again.
+  await pruner.recoverFirstSyncs();
+  const report: PruneReport = { idle_days: idleDays, idle_before: new Date(idleBefore).toISOString(), dry_run: dryRun, removed: [], in_use: [], kept: 0 };
+  for (const id of await store.listSessions()) {
+    const outcome: RemoveOutcome = await pruner.removeIdle(id, idleBefore, dryRun);
+    if (outcome.kind === 'removed') report.removed.push({ id, last_active: outcome.lastActive, bytes: outcome.bytes });
+    else if (outcome.kind === 'in_use') report.in_use.push({ id, detail: outcome.detail });
+    else if (outcome.kind === 'active') report.kept++;
+  }
+  return report;
+}
+
+function render(r: PruneReport): string {
+  const bytes = r.removed.reduce((sum, x) => sum + x.bytes, 0);
+  const verb = r.dry_run ? 'would remove' : 'removed';
+  const lines = [`${verb} ${r.removed.length} session log${r.removed.length === 1 ? '' : 's'} idle since before ${r.idle_before} (${(bytes / 2 ** 20).toFixed(1)} MiB); kept ${r.kept} more recent`];
+  for (const x of r.removed) lines.push(`  ${x.id}  last active ${x.last_active ?? 'never (no event)'}`);
+  if (r.in_use.length > 0) {
+    lines.push(`left ${r.in_use.length} idle that long but held by a running process:`);
+    for (const x of r.in_use) lines.push(`  ${x.id}  ${x.detail}`);
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,78 @@
+/**
+ * `proxy sessions prune` as a person types it: what it needs, what it refuses (fewer days than a
+ * proxy locates sessions for, a config that locates them for ever, the database store), and what
+ * it prints. The command beside a running proxy: test/e2e/prune.test.ts.
+ */
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { prune } from '../../src/cli/prune.js';
+import type { LogEvent } from '../../src/core/events.js';
+import type { Store } from '../../src/store/types.js';
+import { proxy, writeSession } from './helpers.js';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'pp-prune-cli-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const DAY = 86_400_000;
+
+function userAt(ts: number): LogEvent[] {
+  return [{ seq: 1, ts: new Date(ts).toISOString(), type: 'client.msg', msg: { role: 'user', content: 'hello' } } as LogEvent];
+}
+
+async function configWith(locateDays: number): Promise<string> {
+  const path = join(dir, 'config.toml');
+  await writeFile(path, `data_dir = ${JSON.stringify(join(dir, 'data'))}\n\n[sessions]\nlocate_days = ${locateDays}\n`);
+  return path;
+}
+
+describe('proxy sessions prune', () => {
+  it('removes the logs idle longer than the days given and says what it removed and kept', () => {
+    const data = join(dir, 'data');
+    const old = writeSession(data, '20260901T000000Z-0000aaaa', userAt(Date.now() - 45 * DAY));
+    const recent = writeSession(data, '20261101T000000Z-0000bbbb', userAt(Date.now() - DAY));
+    const r = proxy(['sessions', 'prune', '--idle-days', '40', '--data-dir', data]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^removed 1 session log idle since before \S+ \(0\.0 MiB\); kept 1 more recent\n {2}20260901T000000Z-0000aaaa {2}last active \S+\n$/);
+    expect(existsSync(old)).toBe(false);
+    expect(existsSync(recent)).toBe(true);
+  });
+
+  it.each([
+    [['--data-dir', 'x'], '--idle-days is required'],
+    [['--idle-days', '0'], '--idle-days must be at least 1'],
+    [['--idle-days', 'ten'], '--idle-days must be a positive integer, got "ten"'],
+    [['--idle-days', '29'], '--idle-days 29 is less than the default locate_days (30; pass --config to read the proxy\'s own)'],
+  ])('refuses %j: %s', (args, message) => {
+    const r = proxy(['sessions', 'prune', ...args]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(message);
+  });
+
+  it('reads locate_days from the config, and refuses a config that locates sessions for ever', async () => {
+    const data = join(dir, 'data');
+    const old = writeSession(data, '20260901T000000Z-0000aaaa', userAt(Date.now() - 45 * DAY));
+    const at60 = proxy(['sessions', 'prune', '--idle-days', '45', '--config', await configWith(60)]);
+    expect(at60.code).toBe(2);
+    expect(at60.stderr).toContain('is less than locate_days in');
+    const forever = proxy(['sessions', 'prune', '--idle-days', '400', '--config', await configWith(0)]);
+    expect(forever.code).toBe(2);
+    expect(forever.stderr).toContain('locate_days = 0');
+    expect(existsSync(old)).toBe(true);
+    const at10 = proxy(['sessions', 'prune', '--idle-days', '10', '--config', await configWith(10)]);
+    expect(at10.code, at10.stderr).toBe(0);
+    expect(existsSync(old)).toBe(false);
+  });
+
+  it('on the database store says it removes nothing there', async () => {
+    const store = { kind: 'postgres', pruner: undefined } as unknown as Store;
+    await expect(prune(store, Date.now(), false, 30)).rejects.toThrow(/works on the file store; on postgres it removes nothing yet/);
+  });
+});
