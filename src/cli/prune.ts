@@ -30,6 +30,8 @@ const OPTIONS = {
 } as const;
 
 const DAY_MS = 86_400_000;
+/** Logs looked at together. */
+const AT_ONCE = 8;
 
 export interface PruneReport {
   idle_days: number;
@@ -81,11 +83,17 @@ export async function prune(store: Store, idleBefore: number, dryRun: boolean, i
   // A crashed proxy's first syncs go back into their logs first: recovered after a removal, one would make its log again.
   await pruner.recoverFirstSyncs();
   const report: PruneReport = { idle_days: idleDays, idle_before: new Date(idleBefore).toISOString(), dry_run: dryRun, removed: [], in_use: [], kept: 0 };
-  for (const id of await store.listSessions()) {
-    const outcome: RemoveOutcome = await pruner.removeIdle(id, idleBefore, dryRun);
-    if (outcome.kind === 'removed') report.removed.push({ id, last_active: outcome.lastActive, bytes: outcome.bytes });
-    else if (outcome.kind === 'in_use') report.in_use.push({ id, detail: outcome.detail });
-    else if (outcome.kind === 'active') report.kept++;
+  const ids = await store.listSessions();
+  // A few at once: each log is a dozen file system calls, most of them a trip through the thread pool.
+  for (let i = 0; i < ids.length; i += AT_ONCE) {
+    const batch = ids.slice(i, i + AT_ONCE);
+    const outcomes: RemoveOutcome[] = await Promise.all(batch.map((id) => pruner.removeIdle(id, idleBefore, dryRun)));
+    outcomes.forEach((outcome, j) => {
+      const id = batch[j]!;
+      if (outcome.kind === 'removed') report.removed.push({ id, last_active: outcome.lastActive, bytes: outcome.bytes });
+      else if (outcome.kind === 'in_use') report.in_use.push({ id, detail: outcome.detail });
+      else if (outcome.kind === 'active') report.kept++;
+    });
   }
   return report;
 }
