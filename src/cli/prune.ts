@@ -4,7 +4,7 @@
  * proxy holds (docs/decisions/0024-idle-sessions-removed-by-the-operator.md). N may not be less
  * than the proxy's `[sessions] locate_days` (the config's, else its default), so no running proxy
  * of that config would locate one of them again; with `locate_days = 0` every session stays
- * locatable and nothing is removed. The file store only: on PostgreSQL it says so and removes nothing.
+ * locatable and nothing is removed. On either store (--store postgres: every replica's sessions).
  */
 import { DEFAULT_LOCATE_DAYS } from '../config/build.js';
 import { loadConfig } from '../config/load.js';
@@ -77,9 +77,6 @@ function checkAgainstHorizon(idleDays: number, locateDays: number, configPath: s
 /** Every listed session's log, removed when idle since before `idleBefore` and held by nobody. */
 export async function prune(store: Store, idleBefore: number, dryRun: boolean, idleDays: number): Promise<PruneReport> {
   const pruner = store.pruner;
-  if (pruner === undefined) {
-    throw new ProxyError('bad_argument', { detail: `proxy sessions prune works on the file store; on ${store.kind} it removes nothing yet (docs/decisions/0024-idle-sessions-removed-by-the-operator.md)` });
-  }
   // A crashed proxy's first syncs go back into their logs first: recovered after a removal, one would make its log again.
   await pruner.recoverFirstSyncs();
   const report: PruneReport = { idle_days: idleDays, idle_before: new Date(idleBefore).toISOString(), dry_run: dryRun, removed: [], in_use: [], kept: 0 };

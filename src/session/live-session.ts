@@ -62,6 +62,8 @@ export class LiveSession {
    * docs/decisions/0021-a-one-shot-call-leaves-memory-at-once.md.
    */
   leavesAfterFirstTurn = false;
+  /** Its store no longer holds it (`proxy sessions prune`, decision 0024): out of memory, never indexed again. */
+  removed = false;
   lastActive: number;
   /** The last request built in this process, for cache-break attribution. */
   previousRequest: NeutralRequest | undefined;

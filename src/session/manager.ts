@@ -186,7 +186,14 @@ export class SessionManager {
         const plan = planRequest(session.view.entries, canon, { explicit, inFlightFrom: session.inFlightFrom, clientDrops: req.recipe.client_drops });
         if (plan.kind === 'fork') return await this.#start(req, canon, { session, plan }, raw.admission);
       }
-      unlock = await this.#hold(session, raw.admission);
+      unlock = await this.#hold(session, raw.admission).catch((err: unknown) => {
+        if ((err as { code?: string }).code !== 'session_not_found') throw err;
+        // Removed from the store since it was read here (`proxy sessions prune`, decision 0024):
+        // its live copy goes, and the request is located again, as a new conversation.
+        this.#loader.removed(session);
+        return undefined;
+      });
+      if (unlock === undefined) return await this.begin(raw);
       if (req.retry !== undefined && session.answered !== undefined && isRetryOf(session.view.entries, session.answered, canon, req.retry)) {
         handedOver = true;
         return this.#turn(session, { kind: 'answered', reply: session.answered.reply, req: session.answered.req }, unlock);
@@ -386,7 +393,7 @@ export class SessionManager {
   }
 
   #afterRelease(session: LiveSession): void {
-    if (session.users > 0) return;
+    if (session.users > 0 || session.removed) return;
     // A log whose write failed is closed and read back on the next request: the file, repaired
     // on open, says what was really written.
     if (session.log.writeError !== undefined || session.leavesAfterFirstTurn) {

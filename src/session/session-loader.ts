@@ -147,6 +147,18 @@ export class SessionLoader {
     this.#closing.set(s.id, closing);
   }
 
+  /**
+   * A session its store no longer holds (removed by `proxy sessions prune` while live here,
+   * decision 0024): out of memory and the locator, nothing saved, its log closed.
+   */
+  removed(s: LiveSession): void {
+    s.removed = true;
+    this.#d.live.remove(s);
+    this.#d.locator.forget(s.id, s.view);
+    const closing = s.log.close().catch(() => undefined).finally(() => this.#closing.delete(s.id));
+    this.#closing.set(s.id, closing);
+  }
+
   /** Save where the session's next load may start and what locates it, then close its log. */
   async saveAndClose(s: LiveSession): Promise<void> {
     try {

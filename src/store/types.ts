@@ -143,14 +143,15 @@ export interface KeyStore {
   spent(name: string, from: number): Promise<number>;
 }
 
-/** Removing the logs of sessions idle past a time (`proxy sessions prune`; the file store only). */
+/** Removing the logs of sessions idle past a time (`proxy sessions prune`). */
 export interface SessionPruner {
   /**
    * Removes the log when its last event is before `idleBefore` (ms since the epoch) and no live
-   * process holds it; `dryRun` decides the same and removes nothing (src/log/remove-idle.ts).
+   * process holds it; `dryRun` decides the same and removes nothing (src/log/remove-idle.ts,
+   * src/store/pg/prune.ts).
    */
   removeIdle(id: string, idleBefore: number, dryRun: boolean): Promise<RemoveOutcome>;
-  /** The first syncs a crashed proxy left, put back into their logs first, so none comes back after a removal. */
+  /** The first syncs a crashed proxy left, put back into their logs first, so none comes back after a removal (files). */
   recoverFirstSyncs(): Promise<unknown>;
 }
 
@@ -200,11 +201,8 @@ export interface Store {
   readonly keys: KeyStore | undefined;
   /** Images by digest, shared by replicas; undefined for the file store (its images are files in the data dir). */
   readonly blobs: BlobStore | undefined;
-  /**
-   * Removes idle sessions' logs; undefined for the database store, where a replica may hold a
-   * session in memory without a lock between its turns (docs/decisions/0024-idle-sessions-removed-by-the-operator.md).
-   */
-  readonly pruner: SessionPruner | undefined;
+  /** Removes idle sessions' logs (docs/decisions/0024-idle-sessions-removed-by-the-operator.md). */
+  readonly pruner: SessionPruner;
   /** Resolves when the store answers (a readiness probe): PostgreSQL is asked `SELECT 1` within a second. */
   ping(): Promise<void>;
   /** Releases connections; open writers must be closed first. */

@@ -1,16 +1,15 @@
 /**
  * `proxy sessions prune` as a person types it: what it needs, what it refuses (fewer days than a
- * proxy locates sessions for, a config that locates them for ever, the database store), and what
- * it prints. The command beside a running proxy: test/e2e/prune.test.ts.
+ * proxy locates sessions for, a config that locates them for ever), and what
+ * it prints. The command beside a running proxy: test/e2e/prune.test.ts; on PostgreSQL:
+ * test/store/postgres.test.ts.
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { prune } from '../../src/cli/prune.js';
 import type { LogEvent } from '../../src/core/events.js';
-import type { Store } from '../../src/store/types.js';
 import { proxy, writeSession } from './helpers.js';
 
 let dir: string;
@@ -69,10 +68,5 @@ describe('proxy sessions prune', () => {
     const at10 = proxy(['sessions', 'prune', '--idle-days', '10', '--config', await configWith(10)]);
     expect(at10.code, at10.stderr).toBe(0);
     expect(existsSync(old)).toBe(false);
-  });
-
-  it('on the database store says it removes nothing there', async () => {
-    const store = { kind: 'postgres', pruner: undefined } as unknown as Store;
-    await expect(prune(store, Date.now(), false, 30)).rejects.toThrow(/works on the file store; on postgres it removes nothing yet/);
   });
 });

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventBody } from '../../src/core/events.js';
 import type { NeutralMessage } from '../../src/core/types.js';
 import { SessionManager } from '../../src/session/manager.js';
+import { prune } from '../../src/cli/prune.js';
 import { MIGRATIONS } from '../../src/store/pg/migrations.js';
 import { PgStore } from '../../src/store/pg/store.js';
 import { startPgServer, type PgServer } from './pg-server.js';
@@ -237,6 +238,60 @@ describe('postgres store only', () => {
       await a.close();
       await c.close();
       await other.close();
+      await b.cleanup();
+    }
+  });
+
+  it('proxy sessions prune removes an idle session\'s rows, keeps a recent one and one in a turn; a replica holding the removed one live starts it afresh', async () => {
+    const DAY = 86_400_000;
+    const b = await makePg();
+    let t = Date.parse('2026-03-04T05:06:07Z');
+    const recipe = { version: 'window-v1', route: 'm', context: 100_000, output_reserve: 4096, high_water: 70_000, low_water: 40_000, max_result_tokens: 4096, protected_entries: 4, estimator: 'bytes/3', system: 'follow', client_drops: 'follow' } as const;
+    const origin = { provider: 'p', model: 'm' };
+    /** A request's events in its session, its turn left open unless `release`. */
+    const ask = async (m: SessionManager, messages: NeutralMessage[], text: string, release = true) => {
+      const turn = await m.begin({ system: 'sys', tools: [], messages, recipe });
+      const req = turn.append({ type: 'llm.req', digest: 'd', recipe_version: 'window-v1', route: 'm', model: 'm', origin, params: {}, elided: [], est_tokens: 1 });
+      turn.append({ type: 'llm.resp', req: req.seq, reply: { content: text, finish_reason: 'stop' }, origin, timings: { total_ms: 1 } });
+      await turn.session.log.sync();
+      if (release) turn.release();
+      return turn;
+    };
+    // On a shared store sessions stay in memory after their answer: `a` holds every one live.
+    const a = new SessionManager(b.store, { now: () => new Date(t), forgetAfterMs: 30 * DAY });
+    try {
+      await a.init();
+      const old = (await ask(a, [{ role: 'user', content: 'old task' }], 'old answer')).session.id;
+      const busy = await ask(a, [{ role: 'user', content: 'a long task' }], 'working', false);
+      t += 40 * DAY;
+      const recent = (await ask(a, [{ role: 'user', content: 'recent task' }], 'recent answer')).session.id;
+      const idleBefore = t - 30 * DAY;
+
+      const oldLines = await b.rawLines(old);
+      const dry = await prune(b.store, idleBefore, true, 30);
+      expect(dry.removed.map((r) => r.id)).toEqual([old]);
+      expect(await b.rawLines(old)).toEqual(oldLines);
+      const report = await prune(b.store, idleBefore, false, 30);
+      expect(report.removed.map((r) => r.id)).toEqual([old]);
+      // Its size as the file store's log: each line and its newline.
+      expect(report.removed[0]!.bytes).toBe(oldLines.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0));
+      expect(report.in_use).toEqual([{ id: busy.session.id, detail: 'a replica is in a turn of it' }]);
+      expect(report.kept).toBe(1);
+      expect(await b.store.exists(recent)).toBe(true);
+      expect(await b.store.exists(old)).toBe(false);
+      expect(await b.rawLines(old)).toEqual([]);
+      busy.release();
+
+      // `a` still holds the removed session live: its continuation is refused at the claim, and
+      // starts a conversation of its own, the whole history in it.
+      const next = await ask(a, [{ role: 'user', content: 'old task' }, { role: 'assistant', content: 'old answer' }, { role: 'user', content: 'more' }], 'again');
+      expect(next.session.id).not.toBe(old);
+      const sent = (await b.store.read(next.session.id)).events.flatMap((e) => (e.type === 'client.msg' && e.msg.role !== 'system' ? [e.msg.content] : []));
+      expect(sent).toEqual(['old task', 'old answer', 'more']);
+      expect(a.sessionIds()).not.toContain(old);
+      expect((await prune(b.store, idleBefore, false, 30)).removed.map((r) => r.id)).toEqual([busy.session.id]);
+    } finally {
+      await a.close();
       await b.cleanup();
     }
   });

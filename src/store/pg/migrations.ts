@@ -193,4 +193,26 @@ END
 $fn$;
 `,
   },
+  {
+    version: 7,
+    name: 'a removed session refused at its claim',
+    sql: `
+-- A claim of a session whose row is gone (\`proxy sessions prune\` removed it while a replica held
+-- it live, docs/decisions/0024) gives the lock back and is refused with P0002 (no_data_found): the
+-- replica drops its copy and starts the conversation afresh, where its next append would have met
+-- the foreign key. A primary-key lookup inside the same call: no round trip more.
+CREATE OR REPLACE FUNCTION claim_session(p_id text, p_after bigint) RETURNS TABLE (seq bigint, off bigint, line text)
+LANGUAGE plpgsql VOLATILE AS $fn$
+BEGIN
+  PERFORM pg_advisory_lock(hashtextextended(p_id, 0));
+  PERFORM pg_advisory_xact_lock_shared(hashtextextended(p_id, 1));
+  IF NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = p_id) THEN
+    PERFORM pg_advisory_unlock(hashtextextended(p_id, 0));
+    RAISE EXCEPTION 'session % was removed', p_id USING ERRCODE = 'no_data_found';
+  END IF;
+  RETURN QUERY SELECT e.seq, e.off, e.line FROM events e WHERE e.session_id = p_id AND e.seq > p_after ORDER BY e.seq;
+END
+$fn$;
+`,
+  },
 ];

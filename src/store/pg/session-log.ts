@@ -216,6 +216,8 @@ export class PgSessionLog implements SessionWriter {
       // connection goes, and the lock with it.
       client.release(err as Error);
       if ((err as { code?: string }).code === '55P03') throw new ProxyError('log_locked', { file: this.#where, pid: `another replica (waited ${this.#lockWaitMs} ms)` });
+      // Removed by `proxy sessions prune` since this replica read it (migrations.ts, version 7).
+      if ((err as { code?: string }).code === 'P0002') throw new ProxyError('session_not_found', { session: this.id, file: this.#where });
       throw asUnavailable(err);
     }
     const { admitted } = claimed;

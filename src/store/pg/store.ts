@@ -11,6 +11,7 @@ import type { LogRead, ReadOptions } from '../../log/reader.js';
 import type { RedactionListener } from '../../log/session-log.js';
 import type { IndexSnapshot, OpenOptions, SessionWriter, Store } from '../types.js';
 import { PgBlobStore } from './blobs.js';
+import { PgPruner } from './prune.js';
 import { PgClientLedger } from './client-ledger.js';
 import { PgKeyStore } from './client-keys.js';
 import { migrate } from './migrate.js';
@@ -45,8 +46,7 @@ export class PgStore implements Store {
   readonly ledger: PgClientLedger;
   readonly keys: PgKeyStore;
   readonly blobs: PgBlobStore;
-  /** Not on the database (docs/decisions/0024-idle-sessions-removed-by-the-operator.md). */
-  readonly pruner = undefined;
+  readonly pruner: PgPruner;
 
   private constructor(pool: pg.Pool, opts: PgStoreOptions) {
     this.#pool = pool;
@@ -54,6 +54,7 @@ export class PgStore implements Store {
     this.ledger = new PgClientLedger(pool);
     this.keys = new PgKeyStore(pool);
     this.blobs = new PgBlobStore(pool);
+    this.pruner = new PgPruner(pool);
   }
 
   /** Connects, checks the database keeps text as UTF-8 (lines are stored byte for byte) and migrates it. */
