@@ -1,12 +1,13 @@
 /**
  * Removing the log of a session idle past a time (`proxy sessions prune`,
  * docs/decisions/0024-idle-sessions-removed-by-the-operator.md). Only a log nobody writes is
- * removed: the lock is taken first, as a writer takes it to open an existing log, and a log that
+ * removed. Its last event says how long it has been idle, read first without a lock (a recent log
+ * is left at once: a proxy opening it meanwhile is never refused), then again under the lock a
+ * writer takes to open an existing log, so a session continued since the first look stays. A log
  * another live process holds (its lock file, or its list of new logs: held-list.ts) is left and
- * reported. Under the lock the log's last event says how long it has been idle, so a session a proxy
- * continued since it was listed stays. Its sidecar lines stay in the journal until a start
- * compacts it without them (files.ts); a crash between the unlink and the lock's release leaves
- * a stale lock, which the next taker removes as it removes any dead process's.
+ * named. Its sidecar lines stay in the journal until a start compacts it without them (files.ts);
+ * a crash between the unlink and the lock's release leaves a stale lock, which the next taker
+ * removes as it removes any dead process's.
  */
 import { rm, stat, unlink } from 'node:fs/promises';
 import { ProxyError } from '../core/errors.js';
