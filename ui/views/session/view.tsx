@@ -191,7 +191,7 @@ function RequestsTable({ session, rows }: { session: string; rows: readonly Requ
  * Signed thinking blocks the upstream dropped from this request: bound to a prefix that changed
  * (a trim, a summary, another system prompt), the model did not read them (docs/decisions/0009).
  */
-export function Dropped({ count }: { count: number | null }) {
+function Dropped({ count }: { count: number | null }) {
   if (count === null || count === 0) return null;
   const what = `${int(count)} thinking block${count === 1 ? '' : 's'} dropped`;
   return <> <span class="badge warn" data-testid="dropped-blocks" data-value={count} title="The upstream dropped these signed thinking blocks: they were bound to a prefix that has changed since, so the model did not read them.">{what}</span></>;
