@@ -19,7 +19,7 @@ const HELP = `usage: proxy sessions prune --idle-days N [--dry-run] [--json] ${S
 
 Removes the logs of sessions idle more than N days (by their last event) that no running proxy
 holds. N is at least the config's [sessions] locate_days (default ${DEFAULT_LOCATE_DAYS}).
---dry-run lists what would go and removes nothing.`;
+--dry-run lists what would go and removes nothing. Images (blobs) are kept.`;
 
 const OPTIONS = {
   'idle-days': { type: 'string' },
