@@ -7,42 +7,19 @@
  * replays, and a restart finds the sessions that are left.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PruneReport } from '../../src/cli/prune.js';
-import { loadConfig } from '../../src/config/load.js';
-import { withSimulator } from '../../src/config/routes.js';
-import { startProxy, type RunningProxy } from '../../src/proxy/server.js';
-import { createSim, type Sim } from '../../src/sim/server.js';
 import { runCli } from './harness.js';
+import { DAY, startPruneWorld, TOOLS, type Msg, type PruneWorld } from './prune-world.js';
 
-const DAY = 86_400_000;
-type Msg = OpenAI.Chat.Completions.ChatCompletionMessageParam;
-const TOOLS: OpenAI.Chat.Completions.ChatCompletionTool[] = [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }];
-
-let dir: string;
-let config: string;
-let sim: Sim;
-let proxy: RunningProxy;
-let t = Date.now() - 40 * DAY;
+let w: PruneWorld;
 const ids = { oneShot: '', live: '', recent: '' };
 const live: Msg[] = [{ role: 'system', content: 'You are an agent.' }];
 
-const sessionsDir = () => join(dir, 'data', 'sessions');
+const sessionsDir = () => join(w.dataDir, 'sessions');
 const logIds = async () => (existsSync(sessionsDir()) ? await readdir(sessionsDir()) : []).filter((f) => f.endsWith('.jsonl')).map((f) => f.slice(0, -'.jsonl'.length)).sort();
-
-async function start(): Promise<OpenAI> {
-  proxy = await startProxy(withSimulator(loadConfig({ path: config, env: {}, cwd: dir }), sim.url), { now: () => new Date(t) });
-  return new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: 'test', maxRetries: 0 });
-}
-
-async function stop(): Promise<void> {
-  proxy.app.server.closeAllConnections();
-  await proxy.close();
-}
 
 /** The one session a call made. */
 async function made(call: () => Promise<unknown>): Promise<string> {
@@ -53,32 +30,25 @@ async function made(call: () => Promise<unknown>): Promise<string> {
   return now[0]!;
 }
 
-let client: OpenAI;
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'pp-prune-'));
-  sim = await createSim({ host: '127.0.0.1', port: 0 });
-  config = join(dir, 'config.toml');
-  await writeFile(config, `listen = "127.0.0.1:0"\ndata_dir = ${JSON.stringify(join(dir, 'data'))}\n\n[sessions]\nlocate_days = 30\n`);
-  client = await start();
+  w = await startPruneWorld(30, Date.now() - 40 * DAY);
   // Forty days ago: a one-shot call (it leaves memory at its answer) and an agent's conversation
   // with tools (it stays live, its log held by this process).
-  ids.oneShot = await made(() => client.chat.completions.create({ model: 'sim/prune', messages: [{ role: 'user', content: 'one question' }] }));
+  ids.oneShot = await made(() => w.client.chat.completions.create({ model: 'sim/prune', messages: [{ role: 'user', content: 'one question' }] }));
   live.push({ role: 'user', content: 'first step' });
   ids.live = await made(async () => {
-    const r = await client.chat.completions.create({ model: 'sim/prune', messages: live, tools: TOOLS });
+    const r = await w.client.chat.completions.create({ model: 'sim/prune', messages: live, tools: TOOLS });
     live.push({ role: 'assistant', content: r.choices[0]!.message.content });
   });
-  t = Date.now();
-  ids.recent = await made(() => client.chat.completions.create({ model: 'sim/prune', messages: [{ role: 'user', content: 'a recent question' }] }));
+  w.at = Date.now();
+  ids.recent = await made(() => w.client.chat.completions.create({ model: 'sim/prune', messages: [{ role: 'user', content: 'a recent question' }] }));
 }, 60_000);
 afterAll(async () => {
-  await stop();
-  await sim.close();
-  await rm(dir, { recursive: true, force: true });
+  await w?.close();
 });
 
 async function prune(...args: string[]): Promise<{ code: number | null; report: PruneReport | undefined; stderr: string }> {
-  const r = await runCli(['sessions', 'prune', '--config', config, '--json', ...args]);
+  const r = await runCli(['sessions', 'prune', '--config', w.config, '--json', ...args]);
   return { code: r.code, report: r.code === 0 ? (JSON.parse(r.stdout) as PruneReport) : undefined, stderr: r.stderr };
 }
 
@@ -107,25 +77,24 @@ describe('proxy sessions prune, beside a running proxy', () => {
     expect(r.report!.in_use[0]!.detail).toContain(String(process.pid));
     expect(r.report!.kept).toBe(1);
     expect(await logIds()).toEqual([ids.live, ids.recent].sort());
-    const listed = await runCli(['sessions', '--json', '--data-dir', join(dir, 'data')]);
+    const listed = await runCli(['sessions', '--json', '--data-dir', w.dataDir]);
     expect((JSON.parse(listed.stdout) as { sessions: { id: string }[] }).sessions.map((s) => s.id).sort()).toEqual([ids.live, ids.recent].sort());
   });
 
   it('the proxy goes on with the live conversation in its own log, and everything left replays', async () => {
     live.push({ role: 'user', content: 'second step' });
     const before = await logIds();
-    await client.chat.completions.create({ model: 'sim/prune', messages: live, tools: TOOLS });
+    await w.client.chat.completions.create({ model: 'sim/prune', messages: live, tools: TOOLS });
     expect(await logIds()).toEqual(before);
-    const replay = await runCli(['replay', '--all', '--json', '--data-dir', join(dir, 'data')]);
+    const replay = await runCli(['replay', '--all', '--json', '--data-dir', w.dataDir]);
     expect(replay.code, replay.stderr).toBe(0);
   });
 
   it('a restart finds the sessions left; the removed one\'s sidecar line locates nothing', async () => {
-    await stop();
-    client = await start();
-    expect(proxy.sessions.sessionIds().sort()).toEqual([ids.live, ids.recent].sort());
+    await w.restart();
+    expect(w.proxy.sessions.sessionIds().sort()).toEqual([ids.live, ids.recent].sort());
     // Its continuation is a session of its own, as any past locate_days is.
-    const next = await made(() => client.chat.completions.create({ model: 'sim/prune', messages: [{ role: 'user', content: 'one question' }, { role: 'assistant', content: 'ok' }, { role: 'user', content: 'more' }] }));
+    const next = await made(() => w.client.chat.completions.create({ model: 'sim/prune', messages: [{ role: 'user', content: 'one question' }, { role: 'assistant', content: 'ok' }, { role: 'user', content: 'more' }] }));
     expect(next).not.toBe(ids.oneShot);
     expect(existsSync(join(sessionsDir(), `${ids.oneShot}.jsonl`))).toBe(false);
   });
