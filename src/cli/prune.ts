@@ -41,6 +41,8 @@ export interface PruneReport {
   removed: { id: string; last_active: string | null; bytes: number }[];
   /** Held by a running process: a proxy may still write them. */
   in_use: { id: string; detail: string }[];
+  /** Logs that cannot be read to date them (a damaged line): left as they are. */
+  unreadable: { id: string; detail: string }[];
   /** Sessions listed and not idle that long. */
   kept: number;
 }
@@ -79,7 +81,7 @@ export async function prune(store: Store, idleBefore: number, dryRun: boolean, i
   const pruner = store.pruner;
   // A crashed proxy's first syncs go back into their logs first: recovered after a removal, one would make its log again.
   await pruner.recoverFirstSyncs();
-  const report: PruneReport = { idle_days: idleDays, idle_before: new Date(idleBefore).toISOString(), dry_run: dryRun, removed: [], in_use: [], kept: 0 };
+  const report: PruneReport = { idle_days: idleDays, idle_before: new Date(idleBefore).toISOString(), dry_run: dryRun, removed: [], in_use: [], unreadable: [], kept: 0 };
   const ids = await store.listSessions();
   // A few at once: each log is a dozen file system calls, most of them a trip through the thread pool.
   for (let i = 0; i < ids.length; i += AT_ONCE) {
@@ -89,6 +91,7 @@ export async function prune(store: Store, idleBefore: number, dryRun: boolean, i
       const id = batch[j]!;
       if (outcome.kind === 'removed') report.removed.push({ id, last_active: outcome.lastActive, bytes: outcome.bytes });
       else if (outcome.kind === 'in_use') report.in_use.push({ id, detail: outcome.detail });
+      else if (outcome.kind === 'unreadable') report.unreadable.push({ id, detail: outcome.detail });
       else if (outcome.kind === 'active') report.kept++;
     });
   }
@@ -103,6 +106,10 @@ function render(r: PruneReport): string {
   if (r.in_use.length > 0) {
     lines.push(`left ${r.in_use.length} idle that long but held by a running process:`);
     for (const x of r.in_use) lines.push(`  ${x.id}  ${x.detail}`);
+  }
+  if (r.unreadable.length > 0) {
+    lines.push(`left ${r.unreadable.length} that cannot be read to date them:`);
+    for (const x of r.unreadable) lines.push(`  ${x.id}  ${x.detail}`);
   }
   return lines.join('\n');
 }

@@ -24,7 +24,9 @@ export type RemoveOutcome =
   /** A live process holds it: a proxy may still write it (`detail` names the process). */
   | { kind: 'in_use'; detail: string }
   /** No such log (removed since it was listed). */
-  | { kind: 'missing' };
+  | { kind: 'missing' }
+  /** Its lines cannot be read to date it (a malformed line that is not a torn tail): left as it is. */
+  | { kind: 'unreadable'; detail: string };
 
 export interface LogPlaces {
   id: string;
@@ -67,18 +69,23 @@ export async function removeIdleLog(places: LogPlaces, idleBefore: number, dryRu
   }
 }
 
-type Idleness = { kind: 'idle'; bytes: number; lastActive: string | null } | Extract<RemoveOutcome, { kind: 'active' | 'missing' }>;
+type Idleness = { kind: 'idle'; bytes: number; lastActive: string | null } | Extract<RemoveOutcome, { kind: 'active' | 'missing' | 'unreadable' }>;
 
-/** Whether the log's last event is before `idleBefore`; a log with no event to date it (empty, or a torn line alone) is idle. */
+/**
+ * Whether the log's last event is before `idleBefore`; a log with no event to date it (empty, or a
+ * torn line alone) is idle. A damaged log is reported, not removed, and costs only itself.
+ */
 async function idleness(file: string, idleBefore: number): Promise<Idleness> {
   let size: number;
+  let lastActive: string | null;
   try {
     size = (await stat(file)).size;
+    lastActive = await lastEventTs(file, size);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' };
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err instanceof ProxyError && err.code === 'session_not_found')) return { kind: 'missing' };
+    if (err instanceof ProxyError && err.code === 'log_malformed') return { kind: 'unreadable', detail: err.message };
     throw err;
   }
-  const lastActive = await lastEventTs(file, size);
   if (lastActive !== null && !(Date.parse(lastActive) < idleBefore)) return { kind: 'active', lastActive };
   return { kind: 'idle', bytes: size, lastActive };
 }

@@ -44,6 +44,20 @@ describe('proxy sessions prune', () => {
     expect(existsSync(recent)).toBe(true);
   });
 
+  it('goes on past a damaged log, which it leaves and names', async () => {
+    const data = join(dir, 'data');
+    const damaged = writeSession(data, '20260901T000000Z-0000cccc', userAt(Date.now() - 45 * DAY));
+    // A line that is not JSON in the middle, then a torn one: the log cannot be dated.
+    await writeFile(damaged, 'garbage\n{"seq":3,"ts":"2026-09-02T00:00:00.000Z","type":"client.msg"', { flag: 'a' });
+    const old = writeSession(data, '20260902T000000Z-0000dddd', userAt(Date.now() - 45 * DAY));
+    const r = proxy(['sessions', 'prune', '--idle-days', '40', '--data-dir', data]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('removed 1 session log');
+    expect(r.stdout).toMatch(/left 1 that cannot be read to date them:\n {2}20260901T000000Z-0000cccc {2}\S*20260901T000000Z-0000cccc\.jsonl/);
+    expect(existsSync(damaged)).toBe(true);
+    expect(existsSync(old)).toBe(false);
+  });
+
   it.each([
     [['--data-dir', 'x'], '--idle-days is required'],
     [['--idle-days', '0'], '--idle-days must be at least 1'],

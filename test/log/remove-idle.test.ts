@@ -55,6 +55,19 @@ describe('an idle log', () => {
     expect(await store.removeIdle('empty', NOW - 30 * DAY)).toMatchObject({ kind: 'removed', lastActive: null, bytes: 0 });
   });
 
+  it('is left, and named, when a damaged line keeps it from being dated; it costs only itself', async () => {
+    const store = new LogStore(w.dir);
+    // A line that is not JSON before the last one: a damaged log, not a torn tail.
+    const damaged = await logAt(store, 'damaged', '2026-10-01T00:00:00.000Z');
+    await appendFile(damaged, 'not json at all\n{"seq":3,"ts":"2026-10-02T00:00:00.000Z","type":"client.msg"}\n{"seq":4,"ts":"2026-10-03T00:00:00.000Z","type":"client.msg"');
+    const outcome = await store.removeIdle('damaged', NOW);
+    expect(outcome).toMatchObject({ kind: 'unreadable' });
+    expect(outcome.kind === 'unreadable' && outcome.detail).toContain('damaged.jsonl');
+    expect(existsSync(damaged)).toBe(true);
+    await logAt(store, 'fine', '2026-10-01T00:00:00.000Z');
+    expect(await store.removeIdle('fine', NOW)).toMatchObject({ kind: 'removed' });
+  });
+
   it('takes the session\'s sidecar file from before the journal with it', async () => {
     const store = new LogStore(w.dir);
     await logAt(store, 'old', '2026-10-01T00:00:00.000Z');

@@ -53,7 +53,7 @@ export class PgPruner implements SessionPruner {
   }
 }
 
-type Idleness = { kind: 'idle'; bytes: number; lastActive: string | null } | Extract<RemoveOutcome, { kind: 'active' | 'missing' }>;
+type Idleness = { kind: 'idle'; bytes: number; lastActive: string | null } | Extract<RemoveOutcome, { kind: 'active' | 'missing' | 'unreadable' }>;
 
 /** The session's last event and size in the file store's terms (each line and its newline). */
 async function idleness(db: pg.Pool | pg.PoolClient, id: string, idleBefore: number): Promise<Idleness> {
@@ -65,7 +65,17 @@ async function idleness(db: pg.Pool | pg.PoolClient, id: string, idleBefore: num
   );
   const row = rows[0]!;
   if (!row.found) return { kind: 'missing' };
-  const lastActive = row.line === null ? null : ((JSON.parse(row.line) as { ts?: unknown }).ts as string | undefined) ?? null;
+  let lastActive: string | null = null;
+  if (row.line !== null) {
+    let ts: unknown;
+    try {
+      ts = (JSON.parse(row.line) as { ts?: unknown }).ts;
+    } catch {
+      // Not JSON: reported below, as a line without a time.
+    }
+    if (typeof ts !== 'string') return { kind: 'unreadable', detail: `the last event of session ${id} has no time` };
+    lastActive = ts;
+  }
   if (lastActive !== null && !(Date.parse(lastActive) < idleBefore)) return { kind: 'active', lastActive };
   return { kind: 'idle', bytes: Number(row.bytes ?? 0), lastActive };
 }
