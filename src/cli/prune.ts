@@ -47,7 +47,7 @@ export interface PruneReport {
   kept: number;
 }
 
-export async function pruneCommand(args: string[], now: () => number = Date.now): Promise<number> {
+export async function pruneCommand(args: string[]): Promise<number> {
   const { values, positionals } = parse(args, OPTIONS, HELP);
   if (values.help === true) {
     process.stdout.write(HELP + '\n');
@@ -59,7 +59,7 @@ export async function pruneCommand(args: string[], now: () => number = Date.now)
   const config: Config | undefined = values.config === undefined ? undefined : loadConfig({ path: values.config, env: process.env });
   checkAgainstHorizon(idleDays, config?.sessions.locateDays ?? DEFAULT_LOCATE_DAYS, values.config);
   const store = await storeFromArgs(values, config);
-  const report = await withStore(store, (s) => prune(s, now() - idleDays * DAY_MS, values['dry-run'] === true, idleDays));
+  const report = await withStore(store, (s) => prune(s, Date.now() - idleDays * DAY_MS, values['dry-run'] === true, idleDays));
   process.stdout.write(values.json === true ? JSON.stringify(report, null, 2) + '\n' : render(report) + '\n');
   return 0;
 }

@@ -55,12 +55,14 @@ export class PgPruner implements SessionPruner {
 
 type Idleness = { kind: 'idle'; bytes: number; lastActive: string | null } | Extract<RemoveOutcome, { kind: 'active' | 'missing' | 'unreadable' }>;
 
-/** The session's last event and size in the file store's terms (each line and its newline). */
+/**
+ * The session's last event, and its size in the file store's terms: the last line's byte offset in
+ * the JSONL file (`off`), its bytes and its newline. One row by the primary key, however long the log.
+ */
 async function idleness(db: pg.Pool | pg.PoolClient, id: string, idleBefore: number): Promise<Idleness> {
   const { rows } = await db.query<{ found: boolean; line: string | null; bytes: string | null }>(
-    `SELECT EXISTS (SELECT 1 FROM sessions WHERE id = $1) AS found,
-            (SELECT line FROM events WHERE session_id = $1 ORDER BY seq DESC LIMIT 1) AS line,
-            (SELECT sum(octet_length(line) + 1) FROM events WHERE session_id = $1) AS bytes`,
+    `SELECT EXISTS (SELECT 1 FROM sessions WHERE id = $1) AS found, last.line, last.off + octet_length(last.line) + 1 AS bytes
+     FROM (SELECT 1) AS one LEFT JOIN LATERAL (SELECT line, off FROM events WHERE session_id = $1 ORDER BY seq DESC LIMIT 1) AS last ON true`,
     [id],
   );
   const row = rows[0]!;
