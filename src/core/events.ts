@@ -183,6 +183,12 @@ export type EventBody =
       key_name?: string;
       /** The wire the client sent the request in (`openai-chat`, ...); absent in older logs. */
       inbound?: string;
+      /**
+       * SHA-256 of the client's `Idempotency-Key`, never the key; absent without one. A request
+       * repeating it (and the request) is answered from this request's reply, on any replica
+       * (docs/decisions/0025-idempotency-keys-in-the-log.md).
+       */
+      idempotency?: string;
     }
   | {
       type: 'llm.resp';

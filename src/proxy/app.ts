@@ -25,7 +25,6 @@ import { Drain } from './drain.js';
 import { RequestGuard } from './request-guard.js';
 import { writeLine } from './request-log.js';
 import { recordStorage } from './record.js';
-import { RetrySignals } from './retries.js';
 import { WireMemo } from './wire-memo.js';
 import { BodyListMemo } from './list-memo.js';
 import { BodyMemo, MIN_BYTES as BODY_MEMO_MIN_BYTES } from './body-memo.js';
@@ -50,8 +49,6 @@ export interface AppDeps {
   upstreams: Upstreams;
   images: ImageStore;
   metrics: Metrics;
-  /** Remembers idempotency keys; made here when not given. */
-  retries?: RetrySignals;
   /** Keeps wire serialisations between requests; made here from the config when not given. */
   wireMemo?: WireMemo;
   /** Keeps recent client bodies so the next one of a conversation parses only what is new. */
@@ -87,7 +84,6 @@ const BODY_MEMO_BYTES = 8 * 2 ** 20;
 export function buildApp(given: AppDeps): FastifyInstance {
   const deps: AppDeps = {
     ...given,
-    retries: given.retries ?? new RetrySignals(),
     // `wire_cache_mb` bounds the two memos together, half each.
     wireMemo: given.wireMemo ?? new WireMemo(given.config.sessions.wireCacheMb * 2 ** 19),
     bodyMemo: given.bodyMemo ?? new BodyMemo(BODY_MEMO_BYTES),

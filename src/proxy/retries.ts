@@ -1,28 +1,28 @@
 /**
- * Whether a client marks a request as a retry: the OpenAI and Anthropic SDKs send
- * `x-stainless-retry-count` (0 on the first try); clients with idempotency keys repeat their
- * `Idempotency-Key`. Keys seen are remembered in a bounded LRU.
+ * Whether a client may be retrying a request: the OpenAI and Anthropic SDKs send
+ * `x-stainless-retry-count` (0 on the first try), which marks a retry on its own; clients with
+ * idempotency keys repeat their `Idempotency-Key`, which is a retry of the request the session
+ * answered last only if that request carried the same key. The key's digest goes into that
+ * request's `llm.req`, so the answer is the log's, whichever process or replica reads it
+ * (docs/decisions/0025-idempotency-keys-in-the-log.md).
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { LRUCache } from 'lru-cache';
+import { sha256Hex } from '../core/canonical.js';
 
-export class RetrySignals {
-  readonly #keys: LRUCache<string, true>;
+export interface RetrySignal {
+  /** The SDK's retry count is above 0. */
+  marked: boolean;
+  /** SHA-256 of the client's `Idempotency-Key`, when it sent one (never the key itself). */
+  idempotency?: string;
+}
 
-  constructor(maxKeys = 10_000) {
-    this.#keys = new LRUCache({ max: maxKeys });
-  }
-
-  isRetry(headers: IncomingHttpHeaders): boolean {
-    const count = Number(first(headers['x-stainless-retry-count']));
-    const key = first(headers['idempotency-key']);
-    let repeated = false;
-    if (key !== undefined && key !== '') {
-      repeated = this.#keys.has(key);
-      this.#keys.set(key, true);
-    }
-    return repeated || (Number.isInteger(count) && count > 0);
-  }
+/** What the headers say, or undefined when they name neither signal. */
+export function retrySignal(headers: IncomingHttpHeaders): RetrySignal | undefined {
+  const count = Number(first(headers['x-stainless-retry-count']));
+  const marked = Number.isInteger(count) && count > 0;
+  const key = first(headers['idempotency-key']);
+  if (key === undefined || key === '') return marked ? { marked } : undefined;
+  return { marked, idempotency: sha256Hex(key) };
 }
 
 function first(value: string | string[] | undefined): string | undefined {

@@ -21,6 +21,8 @@ export interface Answered {
   reply: NeutralReply;
   /** Seq of the `llm.req` the reply answered (the reply's id on wires whose ids name it). */
   req: number;
+  /** The digest of the idempotency key that request came with, if any (its `llm.req`). */
+  idempotency?: string;
 }
 
 export class LiveSession {
@@ -73,6 +75,7 @@ export class LiveSession {
   /** The point this session was loaded from, if it was loaded from a saved one. */
   loadedFrom: StartPoint | undefined;
   #lastParams: string | undefined;
+  #lastIdempotency: string | undefined;
 
   constructor(id: string, log: SessionWriter, now: number) {
     this.id = id;
@@ -103,6 +106,7 @@ export class LiveSession {
         this.lastRoute = event.route;
         this.lastRequestParams = event.params;
         this.#lastParams = answerKey(event.route, event.model, event.params);
+        this.#lastIdempotency = event.idempotency;
         return;
       case 'llm.resp':
         if (event.aborted === true || this.#lastParams === undefined) {
@@ -110,7 +114,10 @@ export class LiveSession {
           return;
         }
         this.previousPrompt = event.reply.usage?.prompt_tokens;
-        this.answered = { viewLength: this.view.entries.length, params: this.#lastParams, reply: event.reply, req: event.req };
+        this.answered = {
+          viewLength: this.view.entries.length, params: this.#lastParams, reply: event.reply, req: event.req,
+          ...(this.#lastIdempotency === undefined ? {} : { idempotency: this.#lastIdempotency }),
+        };
         return;
       case 'client.msg':
       case 'client.rewrite':

@@ -16,7 +16,7 @@ import { LiveSet } from './live-set.js';
 import { chainHashes } from './fingerprint.js';
 import { Locator, type Lookup, type StoredEntry } from './locator.js';
 import { planRequest, type Plan } from './plan.js';
-import { isRetryOf } from './retry.js';
+import { isRetryOf, type RetryMark } from './retry.js';
 import { SessionFiles, type Damaged } from './session-files.js';
 import { SessionLoader } from './session-loader.js';
 import { Turn } from './turn.js';
@@ -26,7 +26,7 @@ import { recogniseSide, type SideJob } from './side.js';
 
 export { LiveSession } from './live-session.js';
 export { Turn, type TurnPlan } from './turn.js';
-export { answerKey } from './retry.js';
+export { answerKey, type RetryMark } from './retry.js';
 
 /** A request's conversation, already converted to neutral messages. */
 export interface Incoming {
@@ -46,11 +46,11 @@ export interface Incoming {
   /** Recipe for a session this request starts. */
   recipe: Recipe;
   /**
-   * The client marks the request as a retry (an SDK's retry count, a repeated idempotency key):
-   * `answerKey` of its route, model and parameters. A retry of the request the session answered
-   * last is answered from the log.
+   * The client's retry signals (an SDK's retry count, an idempotency key's digest) and `answerKey`
+   * of the request's route, model and parameters. A retry of the request the session answered last
+   * is answered from the log (retry.ts).
    */
-  retry?: string;
+  retry?: RetryMark;
   /** A client key's admission on a ledger the replicas share, asked with the session's claim. */
   admission?: TurnAdmission;
 }
@@ -165,7 +165,7 @@ export class SessionManager {
     const req: Resolved = { ...raw, ...(head.system === undefined ? {} : { system: head.system }), tools: head.tools, catalog: head.catalog };
     const canon = req.messages.map((m) => new IncomingMessage(m));
     const lookup = { explicitId: req.explicitId, continues: req.continues, h0: head.h0, incoming: canon };
-    const id = this.#locator.find(lookup, (x) => this.#live.peek(x)?.view) ?? (await this.#fromStore(lookup));
+    const id = this.#locator.find(lookup, (x) => this.#live.peek(x)?.view) ?? (await this.#fromStore(lookup, req.retry !== undefined));
     const session = id === undefined ? undefined : await this.#loader.loadOrForget(id);
     // It left memory while this request waited for it (its first answer sent it out, or another
     // session pushed it out): located again, it is read back.
@@ -341,12 +341,14 @@ export class SessionManager {
   /**
    * A request no session here matches, on a store shared by replicas: the sessions another replica
    * started or moved on that it names or extends, asked of the store and located as sessions that
-   * left memory are. A session live here is caught up when its turn claims it instead.
+   * left memory are. A session live here is caught up when its turn claims it instead. A request the
+   * client may be retrying also asks for the session it would repeat the last request of.
    */
-  async #fromStore(lookup: Lookup): Promise<string | undefined> {
+  async #fromStore(lookup: Lookup, retry: boolean): Promise<string | undefined> {
     if (!this.#store.shared) return undefined;
     const tips = chainHashes(lookup.h0, lookup.incoming.map((m) => m.key));
-    const entries = (await this.#store.locate({ explicitId: lookup.explicitId, tips: [lookup.h0, ...tips] })) as StoredEntry[];
+    const retryTip = retry ? tips.at(-1) : undefined;
+    const entries = (await this.#store.locate({ explicitId: lookup.explicitId, tips: [lookup.h0, ...tips], ...(retryTip === undefined ? {} : { retryTip }) })) as StoredEntry[];
     let found = false;
     for (const entry of entries) {
       if (this.#live.peek(entry.id) !== undefined || this.#loader.loading(entry.id) || this.#loader.damaged.has(entry.id)) continue;

@@ -1,7 +1,7 @@
 /**
  * A client's retry of a request the log already answered (an SDK retrying after a dropped
- * connection): the same messages, the same route, model and parameters, and nothing logged since
- * the reply. Pure.
+ * connection): marked as one, the same messages, the same route, model and parameters, and nothing
+ * logged since the reply. Pure.
  */
 import { canonicalDigest } from '../core/canonical.js';
 import type { RequestParams } from '../core/types.js';
@@ -17,8 +17,20 @@ export function answerKey(route: string, model: string, params: RequestParams): 
   return canonicalDigest({ model, route, params });
 }
 
-export function isRetryOf(view: readonly ViewEntry[], answered: Answered, incoming: readonly IncomingMessage[], key: string): boolean {
-  if (key !== answered.params || view.length !== answered.viewLength) return false;
+/** What a request says of being a retry (src/proxy/retries.ts), with its answerKey. */
+export interface RetryMark {
+  /** The client counts it as a retry (an SDK's retry count above 0). */
+  marked: boolean;
+  /** Digest of its idempotency key: a retry of the answered request if that one carried the same. */
+  idempotency?: string;
+  /** answerKey of its route, model and parameters. */
+  key: string;
+}
+
+export function isRetryOf(view: readonly ViewEntry[], answered: Answered, incoming: readonly IncomingMessage[], retry: RetryMark): boolean {
+  const repeated = retry.idempotency !== undefined && retry.idempotency === answered.idempotency;
+  if (!(retry.marked || repeated)) return false;
+  if (retry.key !== answered.params || view.length !== answered.viewLength) return false;
   // The retry holds every entry before the reply, and not the reply.
   return incoming.length === answered.viewLength - 1 && matchLength(view, incoming) === incoming.length;
 }

@@ -156,6 +156,12 @@ export interface SessionPruner {
 }
 
 /** Content kept by its SHA-256 and written once (images; the database store only). */
+export interface LocateQuery {
+  explicitId: string | undefined;
+  tips: readonly string[];
+  retryTip?: string;
+}
+
 export interface BlobStore {
   /** Stores the bytes under their digest; a digest already stored is left as it is. */
   put(sha256: string, bytes: Buffer): Promise<void>;
@@ -192,9 +198,11 @@ export interface Store {
   readonly shared: boolean;
   /**
    * The published entries of sessions an explicit id names or whose whole view ends at one of
-   * `tips` (chain hashes): what a replica asks when it does not know a request's session.
+   * `tips` (chain hashes): what a replica asks when it does not know a request's session. With
+   * `retryTip` (a request the client may be retrying), also the sessions whose view is that
+   * request and one reply (their entry's `retryTip`).
    */
-  locate(query: { explicitId: string | undefined; tips: readonly string[] }): Promise<unknown[]>;
+  locate(query: LocateQuery): Promise<unknown[]>;
   /** Budgets and rates shared by replicas; undefined for the file store (one process). */
   readonly ledger: ClientLedger | undefined;
   /** Client keys changed without a restart; undefined for the file store (its keys are the config's). */

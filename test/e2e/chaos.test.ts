@@ -1,7 +1,8 @@
 /**
  * The chaos test of issue 31 (docs/scaling.md, Chaos): three `proxy serve` replicas on one
  * PostgreSQL behind the small retrying balancer, eight streaming agents (the official SDK with its
- * retries; a turn asked again after a cut stream marked as a retry, as the SDK marks its own) on
+ * retries; a turn asked again after a cut stream marked as a retry: half the agents as the SDK marks
+ * its own, half by an `Idempotency-Key` each try of a turn repeats, which any replica reads) on
  * one budgeted key from `proxy keys add`. For about a minute a replica is killed with
  * SIGKILL every few seconds and started again, and the database is stopped and started once. The
  * budget is cut, part way, to what was spent plus about ten seconds' worth, so it runs out under
@@ -70,7 +71,7 @@ output = ${PRICE.output}
       const client = new OpenAI({ baseURL: `${balancer.url}/v1`, apiKey: key, maxRetries: 4, timeout: 30_000 });
       let done = false;
       const spent = (err: unknown) => (err as { code?: unknown }).code === 'budget_exceeded';
-      const agents = Array.from({ length: AGENTS }, (_, i) => streamingAgent(client, { id: `c${i}`, model: 'oa', stop: () => done, slowMs: 20, len: 20, fatal: spent, markResends: true }));
+      const agents = Array.from({ length: AGENTS }, (_, i) => streamingAgent(client, { id: `c${i}`, model: 'oa', stop: () => done, slowMs: 20, len: 20, fatal: spent, markResends: i % 2 === 0 ? 'count' : 'key' }));
 
       const t0 = Date.now();
       let step = 0;

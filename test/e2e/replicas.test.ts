@@ -14,7 +14,7 @@ import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { idealCached, runAgent } from '../../bench/agent.js';
 import { loadConfig } from '../../src/config/load.js';
-import type { LogEvent } from '../../src/core/events.js';
+import type { EventOf, LogEvent } from '../../src/core/events.js';
 import { startProxy, type RunningProxy } from '../../src/proxy/server.js';
 import { PgStore } from '../../src/store/pg/store.js';
 import { usePgWorld } from './pg-world.js';
@@ -41,17 +41,22 @@ async function eventsOf(store: PgStore): Promise<Map<string, LogEvent[]>> {
   return out;
 }
 
+/** A new database named by `$env`, two in-process replicas on it, and a store to check it with. */
+async function twoReplicas(env: string, db: string, names: readonly string[]): Promise<{ proxies: RunningProxy[]; check: PgStore }> {
+  process.env[env] = await pgw.server.createDatabase(db);
+  const proxies: RunningProxy[] = [];
+  for (const name of names) {
+    const path = await replicaConfig(pgw.dir, name, 0, env, pgw.sim.urlFor('openai'));
+    proxies.push(await startProxy(loadConfig({ path, env: process.env, cwd: pgw.dir })));
+  }
+  return { proxies, check: await PgStore.connect(process.env[env]!) };
+}
+
 describe('two replicas on one PostgreSQL', () => {
   it('an alternating agent conversation stays one session, caches as on one proxy, replays, and migrates both ways', async () => {
     const env = 'PP_TEST_REPLICAS_DB';
-    process.env[env] = await pgw.server.createDatabase('replicas');
-    const proxies: RunningProxy[] = [];
-    const check = await PgStore.connect(process.env[env]!);
+    const { proxies, check } = await twoReplicas(env, 'replicas', ['a', 'b']);
     try {
-      for (const name of ['a', 'b']) {
-        const path = await replicaConfig(pgw.dir, name, 0, env, pgw.sim.urlFor('openai'));
-        proxies.push(await startProxy(loadConfig({ path, env: process.env, cwd: pgw.dir })));
-      }
       const counts = [0, 0];
       const client = new OpenAI({ baseURL: 'http://replicas.invalid/v1', apiKey: 'test', maxRetries: 0, fetch: alternating(proxies.map((p) => p.url), counts) });
       const run = await runAgent(client, 'oa', { requests: 14, stream: true, resultBytes: 3000 });
@@ -112,6 +117,46 @@ describe('two replicas on one PostgreSQL', () => {
     await backStore.close();
     await check.close();
   }, 120_000);
+
+  it('an Idempotency-Key repeated on the other replica is answered from the log there; another key goes upstream', async () => {
+    const { proxies, check } = await twoReplicas('PP_TEST_REPLICAS_IDEM', 'idem', ['ia', 'ib']);
+    try {
+      const [a, b] = proxies as [RunningProxy, RunningProxy];
+      const messages = [{ role: 'system', content: 'You answer idem-replicas.' }, { role: 'user', content: 'idem-replicas [[say once]]' }];
+      const ask = async (p: RunningProxy, key: string, stream = false) => {
+        const res = await fetch(`${p.url}/v1/chat/completions`, {
+          method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': key }, body: JSON.stringify({ model: 'oa', messages, stream }),
+        });
+        expect(res.status).toBe(200);
+        return res.text();
+      };
+      const answered = async (p: RunningProxy) => {
+        const line = (await (await fetch(`${p.url}/metrics`)).text()).split('\n').find((l) => l.startsWith('proxy_retries_answered_total{'));
+        return line === undefined ? 0 : Number(line.split(' ').at(-1));
+      };
+      expect(await ask(a, 'idem-1')).toContain('once');
+      const upstreamBefore = pgw.sim.requests.length;
+      // B never saw the key: it reads the answered request's digest of it from the database.
+      expect(await ask(b, 'idem-1', true)).toContain('once');
+      expect(pgw.sim.requests.length).toBe(upstreamBefore);
+      expect(await answered(b)).toBe(1);
+      expect(await ask(a, 'idem-1')).toContain('once');
+      expect(pgw.sim.requests.length).toBe(upstreamBefore);
+      expect(await answered(a)).toBe(1);
+      expect(await ask(b, 'idem-2')).toContain('once');
+      expect(pgw.sim.requests.length).toBe(upstreamBefore + 1);
+    } finally {
+      for (const p of proxies) await p.close();
+    }
+    // The other key's question is a branch: a fork, which starts with copies of its parent's events.
+    const requests = [...(await eventsOf(check)).values()].flatMap((events) => {
+      const start = events[0] as EventOf<'session.start'>;
+      return events.filter((e) => e.type === 'llm.req' && e.seq >= (start.parent?.seq ?? 0));
+    });
+    expect(requests).toHaveLength(2);
+    expect(JSON.stringify(requests)).not.toContain('idem-1');
+    await check.close();
+  }, 60_000);
 
   it('kill -9 of one replica mid-stream: the other answers the retry and the session goes on, nothing answered is lost', async () => {
     const env = 'PP_TEST_KILL_DB';

@@ -2,10 +2,15 @@
  * A retry of the request the log answered last is answered from the log, with no upstream call
  * (the SDK after a dropped connection, or its signals by hand); other repeats go upstream.
  */
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyEvents } from '../../src/cli/verify.js';
+import { loadConfig } from '../../src/config/load.js';
+import { withSimulator } from '../../src/config/routes.js';
 import type { EventOf, LogEvent } from '../../src/core/events.js';
+import { startProxy } from '../../src/proxy/server.js';
 import { readSessions, startWorld, tag, type World } from './harness.js';
 import { contentOf, post, startDroppingFront, type DroppingFront } from './wire-faults.js';
 
@@ -122,7 +127,11 @@ describe('retry signals sent by hand', () => {
     expect(contentOf(again)).toBe('keyed');
     expect(w.sim.requests.length).toBe(simBefore);
     expect((await retriesAnswered()) - answeredBefore).toBe(1);
-    expect(requestsIn(await logsOf(t))).toHaveLength(1);
+    const logged = await logsOf(t);
+    expect(requestsIn(logged)).toHaveLength(1);
+    // The log holds the key's digest, never the key.
+    expect(requestsIn(logged)[0]!.idempotency).toBe(createHash('sha256').update(`key-${t}`).digest('hex'));
+    expect(JSON.stringify(logged)).not.toContain(`key-${t}`);
 
     const fresh = await post(w.proxy.url, { model: 'oa', messages }, { 'idempotency-key': `other-${t}` });
     expect(contentOf(fresh)).toBe('keyed');
@@ -142,6 +151,28 @@ describe('retry signals sent by hand', () => {
     const requests = requestsIn(await logsOf(t));
     expect(requests.map((e) => e.params.temperature)).toEqual([undefined, 0.5, 0.9]);
   });
+});
+
+// Last: it restarts the proxy, which the dropping front above does not follow.
+it('a restarted proxy answers a repeated Idempotency-Key from the log: the key is in the answered llm.req, not in memory', async () => {
+  const t = tag('idempotency-restart');
+  const messages: Msg[] = [{ role: 'system', content: `You answer ${t}.` }, { role: 'user', content: `${t} [[say kept]]` }];
+  const key = { 'idempotency-key': `key-${t}` };
+  expect(contentOf(await post(w.proxy.url, { model: 'oa', messages }, key))).toBe('kept');
+  w.proxy.app.server.closeAllConnections();
+  await w.proxy.close();
+  w.proxy = await startProxy(withSimulator(loadConfig({ path: join(w.dir, 'config.toml'), env: {}, cwd: w.dir }), w.sim.url));
+  const simBefore = w.sim.requests.length;
+  const again = await post(w.proxy.url, { model: 'oa', messages, stream: true }, key);
+  expect(again.status).toBe(200);
+  expect(contentOf(again)).toBe('kept');
+  expect(w.sim.requests.length).toBe(simBefore);
+  expect(await retriesAnswered()).toBe(1);
+  // Another key, or none, is a new question: upstream, and a branch of its own.
+  const other = await post(w.proxy.url, { model: 'oa', messages }, { 'idempotency-key': `other-${t}` });
+  expect(contentOf(other)).toBe('kept');
+  expect(w.sim.requests.length).toBe(simBefore + 1);
+  expect(requestsIn(await logsOf(t))).toHaveLength(2);
 });
 
 it('every logged request replays', async () => {

@@ -20,17 +20,22 @@ export interface AgentResult {
 
 export async function streamingAgent(client: OpenAI, opts: { id: string; model: string; stop: () => boolean; maxTurns?: number; slowMs?: number; len?: number; headers?: Record<string, string>; fatal?: (err: unknown) => boolean;
   /**
-   * Send a turn asked again (after an error or a cut stream) marked as a retry, as the SDK marks its
-   * own (`x-stainless-retry-count`): the proxy answers it from the log when the first try's reply was
-   * logged (decision 0128); unmarked, the same question again is a new branch, by design.
+   * Send a turn asked again (after an error or a cut stream) marked as a retry: `count` as the SDK
+   * marks its own (`x-stainless-retry-count`), `key` by an `Idempotency-Key` every try of the turn
+   * repeats (a new one each turn). The proxy answers it from the log when the first try's reply was
+   * logged (decisions 0128, 0025); unmarked, the same question again is a new branch, by design.
    */
-  markResends?: boolean; }): Promise<AgentResult> {
+  markResends?: 'count' | 'key'; }): Promise<AgentResult> {
   const messages: ChatCompletionMessageParam[] = [{ role: 'system', content: `You are agent ${opts.id}.` }];
   const out: AgentResult = { answers: [], errors: [], cut: 0 };
   const len = opts.len ?? 20;
   let resend = false;
   for (let turn = 0; turn < (opts.maxTurns ?? 1000) && !opts.stop(); turn++) {
-    const headers = { ...opts.headers, ...(resend && opts.markResends === true ? { 'x-stainless-retry-count': '1' } : {}) };
+    const headers = {
+      ...opts.headers,
+      ...(resend && opts.markResends === 'count' ? { 'x-stainless-retry-count': '1' } : {}),
+      ...(opts.markResends === 'key' ? { 'idempotency-key': `${opts.id}-turn-${turn}` } : {}),
+    };
     const ask: ChatCompletionMessageParam = { role: 'user', content: `Agent ${opts.id}, turn ${turn}. [[say ${said(opts.id, turn)}]] [[slow ${opts.slowMs ?? 20}]] [[len ${len}]]` };
     let content = '';
     let finish: string | null = null;

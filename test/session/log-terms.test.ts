@@ -40,15 +40,18 @@ const u = (text: string): NeutralMessage => ({ role: 'user', content: text });
 const incoming = (messages: NeutralMessage[], extra: Partial<Incoming> = {}): Incoming => ({ system: 'sys', tools: [], messages, recipe: RECIPE, ...extra });
 const asAssistant = (r: NeutralReply): NeutralMessage => ({ role: 'assistant', content: r.content, ...(r.tool_calls === undefined ? {} : { tool_calls: r.tool_calls }) });
 
-function answer(turn: Turn, reply: NeutralReply, elided: number[] = []): void {
+function answer(turn: Turn, reply: NeutralReply, elided: number[] = [], idempotency?: string): void {
   const built = turn.session.window.build({ route: 'm', model: 'm', origin: ORIGIN, params: {} });
-  const req = turn.append({ type: 'llm.req', digest: built.digest, recipe_version: 'window-v1', route: 'm', model: 'm', origin: ORIGIN, params: {}, elided: [...built.elided, ...elided], est_tokens: built.estTokens });
+  const req = turn.append({
+    type: 'llm.req', digest: built.digest, recipe_version: 'window-v1', route: 'm', model: 'm', origin: ORIGIN, params: {}, elided: [...built.elided, ...elided], est_tokens: built.estTokens,
+    ...(idempotency === undefined ? {} : { idempotency }),
+  });
   turn.append({ type: 'llm.resp', req: req.seq, reply, origin: ORIGIN, timings: { total_ms: 1 } });
 }
 
-async function run(messages: NeutralMessage[], reply: NeutralReply, extra: Partial<Incoming> = {}, elided: number[] = []): Promise<Turn> {
+async function run(messages: NeutralMessage[], reply: NeutralReply, extra: Partial<Incoming> = {}, elided: number[] = [], idempotency?: string): Promise<Turn> {
   const turn = await m.begin(incoming(messages, extra));
-  answer(turn, reply, elided);
+  answer(turn, reply, elided, idempotency);
   await turn.session.log.sync();
   turn.release();
   return turn;
@@ -128,12 +131,13 @@ describe('turns that cannot leak', () => {
 
 describe('retries answered from the log', () => {
   const key = answerKey('m', 'm', {});
+  const marked = { marked: true, key };
 
   it('a marked retry of the last answered request gets that reply and appends nothing', async () => {
     const r1: NeutralReply = { content: 'r1', finish_reason: 'stop' };
     const t1 = await run([u('1')], r1, { explicitId: 'r' });
     const before = (await events(t1.session.id)).length;
-    const retry = await m.begin(incoming([u('1')], { explicitId: 'r', retry: key }));
+    const retry = await m.begin(incoming([u('1')], { explicitId: 'r', retry: marked }));
     const asked = (await events(t1.session.id)).findLast((e) => e.type === 'llm.req')!;
     expect(retry.plan).toEqual({ kind: 'answered', reply: r1, req: asked.seq });
     retry.release();
@@ -158,7 +162,7 @@ describe('retries answered from the log', () => {
       await m.init();
     }
     const before = (await events(id)).length;
-    const retry = await m.begin(incoming(asked, { retry: key }));
+    const retry = await m.begin(incoming(asked, { retry: marked }));
     expect(retry.session.id).toBe(id);
     expect(retry.plan).toMatchObject({ kind: 'answered', reply: r1 });
     retry.release();
@@ -172,8 +176,31 @@ describe('retries answered from the log', () => {
     const plain = await m.begin(incoming([u('1')], { explicitId: 'r' }));
     expect(plain.plan.kind).not.toBe('answered');
     plain.release();
-    const other = await m.begin(incoming([u('1')], { explicitId: 'r', retry: answerKey('m', 'm', { temperature: 0.5 }) }));
+    const other = await m.begin(incoming([u('1')], { explicitId: 'r', retry: { marked: true, key: answerKey('m', 'm', { temperature: 0.5 }) } }));
     expect(other.plan.kind).not.toBe('answered');
     other.release();
+  });
+
+  // The key's digest is in the answered request's llm.req: read back, the log alone decides.
+  it.each(['this process', 'a restart'])('an idempotency key is a retry only of the answered request that carried it (%s)', async (how) => {
+    const r1: NeutralReply = { content: 'r1', finish_reason: 'stop' };
+    const keyed = (await run([u('1')], r1, { explicitId: 'k' }, [], 'digest-1')).session.id;
+    const unkeyed = (await run([u('2')], r1, { explicitId: 'n' })).session.id;
+    if (how === 'a restart') {
+      await m.close();
+      m = new SessionManager(store, { now: () => new Date('2026-03-04T05:06:07.000Z') });
+      await m.init();
+    }
+    const ask = async (messages: NeutralMessage[], explicitId: string, idempotency: string) => {
+      const turn = await m.begin(incoming(messages, { explicitId, retry: { marked: false, idempotency, key } }));
+      const kind = turn.plan.kind;
+      turn.release();
+      return { kind, session: turn.session.id };
+    };
+    expect(await ask([u('1')], 'k', 'digest-1')).toEqual({ kind: 'answered', session: keyed });
+    expect(await ask([u('1')], 'k', 'digest-1')).toEqual({ kind: 'answered', session: keyed }); // asked a third time
+    expect((await ask([u('1')], 'k', 'digest-2')).kind).not.toBe('answered');
+    expect((await ask([u('2')], 'n', 'digest-1')).kind).not.toBe('answered');
+    expect((await events(unkeyed)).filter((e) => e.type === 'llm.req')).toHaveLength(1);
   });
 });

@@ -16,6 +16,7 @@ import { answerKey } from '../../session/manager.js';
 import { withoutVolatile } from '../../window/volatile-lines.js';
 import type { AppDeps } from '../app.js';
 import { forwardedHeaders } from '../forwarded-headers.js';
+import { retrySignal } from '../retries.js';
 import { summaryOf } from '../request-log.js';
 import { explicitSessionId } from '../session-id.js';
 import type { Admitted } from './call.js';
@@ -44,7 +45,7 @@ export function admit(inbound: InboundDialect, req: FastifyRequest, deps: AppDep
   const dropped = droppedFields(params);
   if (dropped.length > 0) summaryOf(req).dropped = dropped;
   const client = { ...unredacted, params };
-  const retry = deps.retries?.isRetry(req.headers) === true;
+  const retry = retrySignal(req.headers);
   const dialect = dialectFor(route.dialect.wire);
   return {
     inbound,
@@ -64,7 +65,7 @@ export function admit(inbound: InboundDialect, req: FastifyRequest, deps: AppDep
       messages: client.messages,
       // Redacted here so each session.start's walk finds it done: once per route (redact.ts).
       recipe: redactDeep(route.recipe).value,
-      ...(retry ? { retry: answerKey(route.name, route.dialect.model, client.params) } : {}),
+      ...(retry === undefined ? {} : { retry: { ...retry, key: answerKey(route.name, route.dialect.model, client.params) } }),
     },
   };
 }

@@ -42,6 +42,7 @@ export async function build(call: Call) {
     hints: cached === undefined ? hintsRecord(hints, encoded) : { ...hintsRecord(hints, encoded), gemini_cache: { name: cached.name, messages: cached.messages, tokens: cached.tokens, ...(cached.created ? { created: true as const } : {}), kept_until: new Date(cached.keptUntil).toISOString() } },
     cause, ...(highWater === undefined ? {} : { high_water: highWater }),
     ...(a.key === undefined ? {} : { key_name: a.key.name }), inbound: a.inbound.wire,
+    ...(a.incoming.retry?.idempotency === undefined ? {} : { idempotency: a.incoming.retry.idempotency }),
   });
   turn.sent(built.request);
   summaryOf(call.req).cause = cause;

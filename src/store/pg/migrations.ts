@@ -215,4 +215,14 @@ END
 $fn$;
 `,
   },
+  {
+    version: 8,
+    name: 'sessions located by a retry',
+    sql: `
+-- A replica asked a client's retry of a request another replica answered finds the session by the
+-- entry's retryTip (the request without its reply), as it finds any by its tip
+-- (docs/decisions/0025-idempotency-keys-in-the-log.md).
+CREATE INDEX sessions_retry_tip ON sessions ((entry->>'retryTip'));
+`,
+  },
 ];

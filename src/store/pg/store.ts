@@ -9,7 +9,7 @@ import { ProxyError } from '../../core/errors.js';
 import type { LogEvent } from '../../core/events.js';
 import type { LogRead, ReadOptions } from '../../log/reader.js';
 import type { RedactionListener } from '../../log/session-log.js';
-import type { IndexSnapshot, OpenOptions, SessionWriter, Store } from '../types.js';
+import type { IndexSnapshot, LocateQuery, OpenOptions, SessionWriter, Store } from '../types.js';
 import { PgBlobStore } from './blobs.js';
 import { PgPruner } from './prune.js';
 import { PgClientLedger } from './client-ledger.js';
@@ -201,11 +201,17 @@ export class PgStore implements Store {
     });
   }
 
-  async locate(query: { explicitId: string | undefined; tips: readonly string[] }): Promise<unknown[]> {
-    const { rows } = await this.#query<{ entry: unknown }>(
-      `SELECT entry FROM sessions WHERE entry IS NOT NULL AND (entry->>'tip' = ANY($1::text[]) OR ($2::text IS NOT NULL AND entry->'ids' ? $2::text))`,
-      [query.tips, query.explicitId ?? null],
-    );
+  async locate(query: LocateQuery): Promise<unknown[]> {
+    // The retry's clause only when asked: every new conversation's lookup would pay its index probe.
+    const { rows } = query.retryTip === undefined
+      ? await this.#query<{ entry: unknown }>(
+        `SELECT entry FROM sessions WHERE entry IS NOT NULL AND (entry->>'tip' = ANY($1::text[]) OR ($2::text IS NOT NULL AND entry->'ids' ? $2::text))`,
+        [query.tips, query.explicitId ?? null],
+      )
+      : await this.#query<{ entry: unknown }>(
+        `SELECT entry FROM sessions WHERE entry IS NOT NULL AND (entry->>'tip' = ANY($1::text[]) OR ($2::text IS NOT NULL AND entry->'ids' ? $2::text) OR entry->>'retryTip' = $3::text)`,
+        [query.tips, query.explicitId ?? null, query.retryTip],
+      );
     return rows.map((r) => r.entry);
   }
 
