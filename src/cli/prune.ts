@@ -5,21 +5,24 @@
  * than the proxy's `[sessions] locate_days` (the config's, else its default), so no running proxy
  * of that config would locate one of them again; with `locate_days = 0` every session stays
  * locatable and nothing is removed. On either store (--store postgres: every replica's sessions).
+ * Then the images no remaining log names and no proxy has written or marked for as long
+ * (docs/decisions/0026-images-no-log-names-removed.md).
  */
 import { DEFAULT_LOCATE_DAYS } from '../config/build.js';
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/types.js';
 import { ProxyError } from '../core/errors.js';
 import type { RemoveOutcome } from '../log/remove-idle.js';
-import type { Store } from '../store/types.js';
+import type { ImagesRemoved, Store } from '../store/types.js';
 import { intArg, parse } from './args.js';
 import { STORE_OPTIONS, STORE_USAGE, storeFromArgs, withStore } from './store-arg.js';
 
 const HELP = `usage: proxy sessions prune --idle-days N [--dry-run] [--json] ${STORE_USAGE} [--config PATH]
 
 Removes the logs of sessions idle more than N days (by their last event) that no running proxy
-holds. N is at least the config's [sessions] locate_days (default ${DEFAULT_LOCATE_DAYS}).
---dry-run lists what would go and removes nothing. Images (blobs) are kept.`;
+holds, then the images (blobs) no remaining log names that no proxy has written or marked in N
+days. N is at least the config's [sessions] locate_days (default ${DEFAULT_LOCATE_DAYS}).
+--dry-run lists what would go and removes nothing.`;
 
 const OPTIONS = {
   'idle-days': { type: 'string' },
@@ -45,6 +48,8 @@ export interface PruneReport {
   unreadable: { id: string; detail: string }[];
   /** Sessions listed and not idle that long. */
   kept: number;
+  /** The images no remaining log names, removed; those a log names or a proxy marked since, kept. */
+  images: ImagesRemoved;
 }
 
 export async function pruneCommand(args: string[]): Promise<number> {
@@ -81,7 +86,10 @@ export async function prune(store: Store, idleBefore: number, dryRun: boolean, i
   const pruner = store.pruner;
   // A crashed proxy's first syncs go back into their logs first: recovered after a removal, one would make its log again.
   await pruner.recoverFirstSyncs();
-  const report: PruneReport = { idle_days: idleDays, idle_before: new Date(idleBefore).toISOString(), dry_run: dryRun, removed: [], in_use: [], unreadable: [], kept: 0 };
+  const report: PruneReport = {
+    idle_days: idleDays, idle_before: new Date(idleBefore).toISOString(), dry_run: dryRun, removed: [], in_use: [], unreadable: [], kept: 0,
+    images: { removed: 0, bytes: 0, named: 0, recent: 0 },
+  };
   const ids = await store.listSessions();
   // A few at once: each log is a dozen file system calls, most of them a trip through the thread pool.
   for (let i = 0; i < ids.length; i += AT_ONCE) {
@@ -95,6 +103,9 @@ export async function prune(store: Store, idleBefore: number, dryRun: boolean, i
       else if (outcome.kind === 'active') report.kept++;
     });
   }
+  // After the logs: an image only a removed log named is named by none now (a dry run's logs are
+  // still there, and are not read for names).
+  report.images = await pruner.removeUnnamedImages(idleBefore, dryRun, dryRun ? report.removed.map((x) => x.id) : []);
   return report;
 }
 
@@ -111,5 +122,8 @@ function render(r: PruneReport): string {
     lines.push(`left ${r.unreadable.length} that cannot be read to date them:`);
     for (const x of r.unreadable) lines.push(`  ${x.id}  ${x.detail}`);
   }
+  const i = r.images;
+  // A store without images says nothing of them.
+  if (i.removed + i.named + i.recent > 0) lines.push(`${verb} ${i.removed} image${i.removed === 1 ? '' : 's'} no log names (${(i.bytes / 2 ** 20).toFixed(1)} MiB); kept ${i.named} a log names and ${i.recent} written or marked since`);
   return lines.join('\n');
 }

@@ -8,10 +8,13 @@
  * A request never waits on the disk for an image: each digest is written once per process, in the
  * background (fs/promises), and `written()` is the barrier the session logs wait on before each
  * sync, so a durable log line never names an image that is not on disk (docs/decisions.md,
- * Images written once).
+ * Images written once). An image named again more than an hour after this process last wrote it is
+ * written again, which for one still there only marks it (its file touched, its row's time): so
+ * `proxy sessions prune`, which removes the images no log names and no proxy has marked for a day
+ * or more, never removes one a log is about to name (docs/decisions/0026-images-no-log-names-removed.md).
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { access, mkdir, open, rename } from 'node:fs/promises';
+import { mkdir, open, rename, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LRUCache } from 'lru-cache';
 import { sha256Hex } from '../core/canonical.js';
@@ -19,11 +22,15 @@ import { ProxyError } from '../core/errors.js';
 import type { LogEvent } from '../core/events.js';
 import { estimateImageTokens } from '../core/estimate.js';
 import type { ImagePart, NeutralMessage } from '../core/types.js';
+import { asideName } from '../store/file-images-gc.js';
 import { imageDigests, messageImageDigests } from '../store/image-digests.js';
 import type { BlobStore } from '../store/types.js';
 import { imageSize } from './image-size.js';
 
 const DATA_URL = /^data:([a-z]+\/[a-z0-9.+-]+);base64,/i;
+
+/** An image this process wrote is written (marked) again when named this long after. */
+const CONFIRM_MS = 3_600_000;
 
 interface Image {
   mime: string;
@@ -37,6 +44,10 @@ export interface ImageStoreOptions {
   durable?: boolean;
   /** Where images go instead of files: the database's, shared by replicas. */
   blobs?: BlobStore | undefined;
+  /** How long a write stands before the image is written (marked) again; an hour unless said. */
+  confirmMs?: number;
+  /** Milliseconds since the epoch (tests move it). */
+  now?: () => number;
 }
 
 export class ImageStore {
@@ -50,8 +61,13 @@ export class ImageStore {
    * turn, and a resent one then costs a lookup, not a decode and a hash. Bounded by the URLs' length.
    */
   readonly #stored = new LRUCache<string, Omit<ImagePart, 'detail'>>({ maxSize: 64 * 2 ** 20, sizeCalculation: (_v, url) => Math.max(1, url.length) });
-  /** Digests this process has written, or is writing: each is written once. */
-  readonly #written = new Set<string>();
+  /**
+   * Digests this process has written, or is writing, and when it began: each is written once, and
+   * again (a mark, for one still there) when named `#confirmMs` later.
+   */
+  readonly #written = new Map<string, number>();
+  readonly #confirmMs: number;
+  readonly #now: () => number;
   /** Writes under way, with their image, which `resolve` reads while the file is not there yet. */
   readonly #pending = new Map<string, { done: Promise<void>; image: Image }>();
   #tmp = 0;
@@ -62,6 +78,8 @@ export class ImageStore {
     this.#dir = join(dataDir, 'blobs');
     this.#durable = opts.durable ?? true;
     this.#blobs = opts.blobs;
+    this.#confirmMs = opts.confirmMs ?? CONFIRM_MS;
+    this.#now = opts.now ?? Date.now;
     this.#images = new LRUCache<string, Image>({
       maxSize: opts.cacheBytes ?? 64 * 2 ** 20, sizeCalculation: (image) => Math.max(1, image.base64.length),
       dispose: (_image, _sha, reason) => {
@@ -78,7 +96,11 @@ export class ImageStore {
     if (seen !== undefined) {
       // Resent, and since dropped from the bytes kept for encoding: from the database no file can
       // be read back at once, so it is kept again from the URL it came in.
-      if (this.#blobs !== undefined && !this.#images.has(seen.sha256)) this.#images.set(seen.sha256, { mime: seen.mime, base64: Buffer.from(url.slice(url.indexOf(',') + 1), 'base64').toString('base64') });
+      if (this.#blobs !== undefined && !this.#images.has(seen.sha256)) this.#images.set(seen.sha256, imageOf(seen.mime, url));
+      if (!this.#confirmed(seen.sha256)) {
+        const image = imageOf(seen.mime, url);
+        this.#write(seen.sha256, Buffer.from(image.base64, 'base64'), image, url);
+      }
       return detail === undefined ? { ...seen } : { ...seen, detail };
     }
     const part = this.#store(url, detail, param);
@@ -118,7 +140,9 @@ export class ImageStore {
     if (this.#blobs !== undefined) {
       throw new ProxyError('internal_error', { detail: `image ${sha256} was not read from the store before its request was built` });
     }
-    const file = join(this.#dir, sha256);
+    let file = join(this.#dir, sha256);
+    // A prune looking at it again has it under its aside name for a moment (file-images-gc.ts).
+    if (/^[0-9a-f]{64}$/.test(sha256) && !existsSync(file) && existsSync(asideName(file))) file = asideName(file);
     if (!/^[0-9a-f]{64}$/.test(sha256) || !existsSync(file)) {
       throw new ProxyError('internal_error', { detail: `image ${sha256} is not in ${this.#dir}` });
     }
@@ -170,15 +194,21 @@ export class ImageStore {
     const sha256 = sha256Hex(bytes);
     const image = { mime, base64: bytes.toString('base64') };
     this.#images.set(sha256, image);
-    if (!this.#written.has(sha256)) this.#write(sha256, bytes, image, url);
+    if (!this.#confirmed(sha256)) this.#write(sha256, bytes, image, url);
     const size = imageSize(bytes);
     const tokens = size === undefined ? 85 : estimateImageTokens(size.width, size.height, detail ?? 'auto');
     return { type: 'image', sha256, mime, tokens, ...(detail === undefined ? {} : { detail }) };
   }
 
+  /** Written by this process, or being written, within `#confirmMs`: named without writing it again. */
+  #confirmed(sha256: string): boolean {
+    const at = this.#written.get(sha256);
+    return at !== undefined && this.#now() - at < this.#confirmMs;
+  }
+
   /** Writes the file in the background; after a failure the image is neither written nor known by its URL, so its next sight writes it. */
   #write(sha256: string, bytes: Buffer, image: Image, url: string): void {
-    this.#written.add(sha256);
+    this.#written.set(sha256, this.#now());
     const done = this.#blobs === undefined ? this.#writeFile(join(this.#dir, sha256), bytes) : this.#blobs.put(sha256, bytes);
     const entry = { done, image };
     this.#pending.set(sha256, entry);
@@ -196,8 +226,13 @@ export class ImageStore {
 
   /** To a temporary name, then renamed: a reader never sees half an image. */
   async #writeFile(file: string, bytes: Buffer): Promise<void> {
-    // Stored by an earlier process: the same digest is the same bytes.
-    if (await access(file).then(() => true, () => false)) return;
+    // Stored already (the same digest is the same bytes): marked written now, by the file
+    // system's clock, which a prune reads.
+    const now = new Date();
+    if (await utimes(file, now, now).then(() => true, (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return false;
+      throw err;
+    })) return;
     await mkdir(this.#dir, { recursive: true });
     const tmp = `${file}.${process.pid}.${++this.#tmp}.tmp`;
     const fh = await open(tmp, 'w');
@@ -217,6 +252,11 @@ export class ImageStore {
       }
     }
   }
+}
+
+/** A data URL's image, as kept for encoding. */
+function imageOf(mime: string, url: string): Image {
+  return { mime, base64: Buffer.from(url.slice(url.indexOf(',') + 1), 'base64').toString('base64') };
 }
 
 function sniffMime(bytes: Buffer): string {

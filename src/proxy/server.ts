@@ -45,7 +45,7 @@ export async function startProxy(config: Config, opts: { now?: () => Date; logge
       for (const kind of hits) metrics.redactions.inc({ kind });
     },
   });
-  const images = new ImageStore(config.dataDir, { durable: config.sessions.durability === 'fsync', blobs: store.blobs });
+  const images = new ImageStore(config.dataDir, { durable: config.sessions.durability === 'fsync', blobs: store.blobs, now: () => now().getTime() });
   const sessions = new SessionManager(store, {
     now, idleMs: config.sessions.idleMinutes * 60_000, maxLive: config.sessions.maxLive, maxLiveBytes: config.sessions.maxLiveMb * 2 ** 20, warn,
     ...(config.sessions.locateDays > 0 ? { forgetAfterMs: config.sessions.locateDays * 86_400_000 } : {}),

@@ -5,11 +5,13 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { mkdir, open, readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { ProxyError } from '../core/errors.js';
 import type { LogEvent } from '../core/events.js';
 import { readEventAt } from '../log/reader.js';
 import { LogStore } from '../log/store.js';
-import type { IndexSnapshot, SessionPruner, Store } from './types.js';
+import { removeUnnamedImageFiles } from './file-images-gc.js';
+import type { ImagesRemoved, IndexSnapshot, SessionPruner, Store } from './types.js';
 
 export class FileStore extends LogStore implements Store {
   readonly kind = 'files';
@@ -93,9 +95,15 @@ export class FileStore extends LogStore implements Store {
   /** Images are files under the data dir's `blobs/` (src/proxy/images.ts). */
   readonly blobs = undefined;
 
-  /** LogStore's own `removeIdle` and `recoverFirstSyncs`. */
+  /** LogStore's own `removeIdle` and `recoverFirstSyncs`, and the images under `blobs/`. */
   get pruner(): SessionPruner {
     return this;
+  }
+
+  async removeUnnamedImages(idleBefore: number, dryRun: boolean, leaving: readonly string[]): Promise<ImagesRemoved> {
+    const skip = new Set(leaving);
+    const logs = (await this.listSessions()).filter((id) => !skip.has(id)).map((id) => this.file(id));
+    return removeUnnamedImageFiles(join(dirname(this.dir), 'blobs'), logs, idleBefore, dryRun);
   }
 
   /** The files are the process's own disk: ready while the process is. */

@@ -153,15 +153,31 @@ export interface SessionPruner {
   removeIdle(id: string, idleBefore: number, dryRun: boolean): Promise<RemoveOutcome>;
   /** The first syncs a crashed proxy left, put back into their logs first, so none comes back after a removal (files). */
   recoverFirstSyncs(): Promise<unknown>;
+  /**
+   * Removes the images no log names that no proxy has written or confirmed since `idleBefore`
+   * (docs/decisions/0026-images-no-log-names-removed.md); `dryRun` counts them and removes nothing.
+   * `leaving`: sessions whose logs are not to be read for names (a dry run's, which would go).
+   */
+  removeUnnamedImages(idleBefore: number, dryRun: boolean, leaving: readonly string[]): Promise<ImagesRemoved>;
 }
 
-/** Content kept by its SHA-256 and written once (images; the database store only). */
+export interface ImagesRemoved {
+  /** Images removed (or, in a dry run, that would be), and their bytes. */
+  removed: number;
+  bytes: number;
+  /** Images a log still names, kept. */
+  named: number;
+  /** Images no log names, kept: written or confirmed by a proxy since the time (one may be naming it now). */
+  recent: number;
+}
+
 export interface LocateQuery {
   explicitId: string | undefined;
   tips: readonly string[];
   retryTip?: string;
 }
 
+/** Content kept by its SHA-256 and written once (images; the database store only). */
 export interface BlobStore {
   /** Stores the bytes under their digest; a digest already stored is left as it is. */
   put(sha256: string, bytes: Buffer): Promise<void>;

@@ -5,7 +5,7 @@
  * test/store/postgres.test.ts.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -42,6 +42,25 @@ describe('proxy sessions prune', () => {
     expect(r.stdout).toMatch(/^removed 1 session log idle since before \S+ \(0\.0 MiB\); kept 1 more recent\n {2}20260901T000000Z-0000aaaa {2}last active \S+\n$/);
     expect(existsSync(old)).toBe(false);
     expect(existsSync(recent)).toBe(true);
+  });
+
+  it('says what it did with the images: the one only a removed log named goes, the one a kept log names stays', async () => {
+    const data = join(dir, 'data');
+    const [gone, kept] = ['1'.repeat(64), '2'.repeat(64)];
+    const naming = (sha256: string, ts: number) => [{ seq: 1, ts: new Date(ts).toISOString(), type: 'client.msg', msg: { role: 'user', content: [{ type: 'image', sha256, mime: 'image/png', tokens: 85 }] } } as LogEvent];
+    writeSession(data, '20260901T000000Z-0000eeee', naming(gone, Date.now() - 45 * DAY));
+    writeSession(data, '20261101T000000Z-0000ffff', naming(kept, Date.now() - DAY));
+    await mkdir(join(data, 'blobs'));
+    const back = new Date(Date.now() - 45 * DAY);
+    for (const sha of [gone, kept]) {
+      await writeFile(join(data, 'blobs', sha), Buffer.alloc(2 * 2 ** 20));
+      await utimes(join(data, 'blobs', sha), back, back);
+    }
+    const r = proxy(['sessions', 'prune', '--idle-days', '40', '--data-dir', data]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('\nremoved 1 image no log names (2.0 MiB); kept 1 a log names and 0 written or marked since\n');
+    expect(existsSync(join(data, 'blobs', gone))).toBe(false);
+    expect(existsSync(join(data, 'blobs', kept))).toBe(true);
   });
 
   it('goes on past a damaged log, which it leaves and names', async () => {

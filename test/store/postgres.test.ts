@@ -296,6 +296,35 @@ describe('postgres store only', () => {
     }
   });
 
+  it('proxy sessions prune removes the images no log names and no replica marked since; a replica\'s put marks one, and puts back one removed', async () => {
+    const b = await makePg();
+    try {
+      const blobs = b.store.blobs!;
+      const [a, c, d, e] = ['a', 'c', 'd', 'e'].map((x) => x.repeat(64)) as [string, string, string, string];
+      for (const sha of [a, c, d, e]) await blobs.put(sha, Buffer.alloc(100, sha.charCodeAt(0)));
+      const line = (seq: number, sha: string) => JSON.stringify({ seq, ts: '2026-01-01T00:00:00.000Z', type: 'client.msg', msg: { role: 'user', content: [{ type: 'image', sha256: sha, mime: 'image/png', tokens: 85 }] } });
+      await b.store.importLog('names-a', [line(1, a)]);
+      await b.store.importLog('names-d', [line(1, d)]);
+      await b.raw.query(`UPDATE blobs SET touched_at = now() - interval '40 days' WHERE sha256 = ANY($1)`, [[a, c, d]]);
+      const idleBefore = Date.now() - 30 * 86_400_000;
+
+      // a and d are named, c is not, e is recent; a dry run for which names-d would go counts d too.
+      expect(await b.store.pruner.removeUnnamedImages(idleBefore, true, ['names-d'])).toEqual({ removed: 2, bytes: 200, named: 1, recent: 1 });
+      expect((await b.raw.query('SELECT 1 FROM blobs')).rowCount).toBe(4);
+      // A replica names c again (its hourly mark): it stays.
+      await blobs.put(c, Buffer.alloc(100, 99));
+      expect(await b.store.pruner.removeUnnamedImages(idleBefore, false, [])).toEqual({ removed: 0, bytes: 0, named: 2, recent: 2 });
+      await b.raw.query(`UPDATE blobs SET touched_at = now() - interval '40 days' WHERE sha256 = $1`, [c]);
+      expect(await b.store.pruner.removeUnnamedImages(idleBefore, false, [])).toEqual({ removed: 1, bytes: 100, named: 2, recent: 1 });
+      expect((await blobs.get([a, c, d, e])).size).toBe(3);
+      // Named again after it went: the replica's put writes it again.
+      await blobs.put(c, Buffer.alloc(100, 99));
+      expect((await blobs.get([c])).get(c)).toEqual(Buffer.alloc(100, 99));
+    } finally {
+      await b.cleanup();
+    }
+  });
+
   it('a replica that dies holding a turn gives its lock up with its connection', async () => {
     const b = await makePg();
     const other = await b.another();

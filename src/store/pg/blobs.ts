@@ -1,6 +1,7 @@
 /**
  * Images in the database (docs/scaling.md, Images): a row per SHA-256, inserted once (a digest
- * names its bytes, so a second insert has nothing to add), read in one statement per batch.
+ * names its bytes), read in one statement per batch. A second put of a digest only marks it
+ * written now (`touched_at`), which keeps it from `proxy sessions prune` (decision 0026).
  */
 import type pg from 'pg';
 import type { BlobStore } from '../types.js';
@@ -14,7 +15,7 @@ export class PgBlobStore implements BlobStore {
   }
 
   async put(sha256: string, bytes: Buffer): Promise<void> {
-    await reaching(() => this.#pool.query('INSERT INTO blobs (sha256, bytes) VALUES ($1, $2) ON CONFLICT (sha256) DO NOTHING', [sha256, bytes]));
+    await reaching(() => this.#pool.query('INSERT INTO blobs (sha256, bytes) VALUES ($1, $2) ON CONFLICT (sha256) DO UPDATE SET touched_at = now()', [sha256, bytes]));
   }
 
   async get(sha256s: readonly string[]): Promise<Map<string, Buffer>> {

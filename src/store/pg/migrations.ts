@@ -225,4 +225,14 @@ $fn$;
 CREATE INDEX sessions_retry_tip ON sessions ((entry->>'retryTip'));
 `,
   },
+  {
+    version: 9,
+    name: 'when an image was last written or confirmed',
+    sql: `
+-- An image no log names goes once no replica has written or confirmed it for the prune's time:
+-- a replica confirms an image it names without writing it at least hourly (src/proxy/images.ts,
+-- docs/decisions/0026-images-no-log-names-removed.md). The rows there are counted from now.
+ALTER TABLE blobs ADD COLUMN touched_at timestamptz NOT NULL DEFAULT now();
+`,
+  },
 ];

@@ -7,7 +7,7 @@
  */
 import type pg from 'pg';
 import type { RemoveOutcome } from '../../log/remove-idle.js';
-import type { SessionPruner } from '../types.js';
+import type { ImagesRemoved, SessionPruner } from '../types.js';
 import { reaching } from './unavailable.js';
 
 export class PgPruner implements SessionPruner {
@@ -51,7 +51,44 @@ export class PgPruner implements SessionPruner {
   recoverFirstSyncs(): Promise<void> {
     return Promise.resolve();
   }
+
+  /**
+   * One statement counts, one removes: the names are read from every user message's line in one
+   * pass. A replica confirming an image while the removal runs updates its row, which the removal
+   * then reads again (READ COMMITTED) and leaves; one that confirms it after finds no row and
+   * inserts it again.
+   */
+  async removeUnnamedImages(idleBefore: number, dryRun: boolean, leaving: readonly string[]): Promise<ImagesRemoved> {
+    const at = new Date(idleBefore).toISOString();
+    const { rows } = await reaching(() => this.#pool.query<{ named: string; recent: string; old: string; old_bytes: string | null }>(
+      `${NAMED_CTE}
+       SELECT count(*) FILTER (WHERE n.sha256 IS NOT NULL) AS named,
+              count(*) FILTER (WHERE n.sha256 IS NULL AND b.touched_at >= $1) AS recent,
+              count(*) FILTER (WHERE n.sha256 IS NULL AND b.touched_at < $1) AS old,
+              sum(octet_length(b.bytes)) FILTER (WHERE n.sha256 IS NULL AND b.touched_at < $1) AS old_bytes
+       FROM blobs b LEFT JOIN named n ON n.sha256 = b.sha256`,
+      [at, leaving],
+    ));
+    const counted = rows[0]!;
+    const out: ImagesRemoved = { removed: Number(counted.old), bytes: Number(counted.old_bytes ?? 0), named: Number(counted.named), recent: Number(counted.recent) };
+    if (dryRun) return out;
+    const removed = await reaching(() => this.#pool.query<{ bytes: number }>(
+      `${NAMED_CTE}
+       DELETE FROM blobs b WHERE b.touched_at < $1 AND NOT EXISTS (SELECT 1 FROM named n WHERE n.sha256 = b.sha256)
+       RETURNING octet_length(b.bytes) AS bytes`,
+      [at, leaving],
+    ));
+    return { ...out, removed: removed.rows.length, bytes: removed.rows.reduce((sum, r) => sum + Number(r.bytes), 0), recent: out.recent + out.removed - removed.rows.length };
+  }
 }
+
+/**
+ * Every digest a user message's line names (an image part's `sha256`, as file-images-gc.ts reads a
+ * file), but those of the sessions in $2.
+ */
+const NAMED_CTE = `WITH named AS MATERIALIZED (
+  SELECT DISTINCT m[1] AS sha256 FROM events e CROSS JOIN LATERAL regexp_matches(e.line, '"sha256":"([0-9a-f]{64})"', 'g') m
+  WHERE e.type = 'client.msg' AND NOT (e.session_id = ANY($2::text[])))`;
 
 type Idleness = { kind: 'idle'; bytes: number; lastActive: string | null } | Extract<RemoveOutcome, { kind: 'active' | 'missing' | 'unreadable' }>;
 
