@@ -2,7 +2,8 @@
  * `proxy sessions [--json] [--data-dir DIR] [--config PATH]`: every stored session with its
  * model, requests, prompt tokens, token cache rate (sum over sum; unknown, not 0, when nothing
  * reported a cache read), cost, last activity and each client key's requests and cost (`key_name`
- * in the log); most recently active first. `proxy sessions prune` removes idle ones (prune.ts).
+ * in the log); most recently active first; then each client key over every session
+ * (stats/key-totals.ts). `proxy sessions prune` removes idle ones (prune.ts).
  */
 import { ProxyError } from '../core/errors.js';
 import { listSessionSummaries } from '../stats/collect.js';

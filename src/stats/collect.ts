@@ -5,6 +5,7 @@
  */
 import { ProxyError } from '../core/errors.js';
 import type { LogEvent } from '../core/events.js';
+import { keyTotals, type KeyTotal } from './key-totals.js';
 import type { PriceBook } from './prices.js';
 import { sessionStats, type SessionStats, type SessionSummary } from './session-totals.js';
 
@@ -24,6 +25,8 @@ export interface UnreadableSession {
 export interface SessionsReport {
   /** Most recently active first; unreadable logs last. */
   sessions: SessionSummary[];
+  /** Each client key over every session, the dearest first; empty where no request carried one. */
+  keys: KeyTotal[];
   unreadable: UnreadableSession[];
 }
 
@@ -43,7 +46,7 @@ export async function listSessionSummaries(source: SessionSource, prices: PriceB
     });
   }
   sessions.sort((a, b) => (b.last_active ?? '').localeCompare(a.last_active ?? '') || a.id.localeCompare(b.id));
-  return { sessions, unreadable };
+  return { sessions, keys: keyTotals(sessions), unreadable };
 }
 
 /** One session's rows and totals; `session_not_found` when there is no such log. */

@@ -53,6 +53,12 @@ export function renderSessions(report: SessionsReport): string {
     ...(withKeys ? [s.keys.length === 0 ? '-' : s.keys.map((k) => `${k.name} (${k.requests}, ${formatCost(k.cost_usd, k.cost_unknown)})`).join(', ')] : []),
   ]);
   const out = [table(header, rows, ['left', 'left', 'right', 'right', 'right', 'right', 'left', 'left'])];
+  if (report.keys.length > 0) {
+    out.push('', 'per client key, over every session:');
+    out.push(table(['key', 'sessions', 'requests', 'prompt tokens', 'cached tokens', 'token cache rate', 'cost'], report.keys.map((k) => [
+      k.name, String(k.sessions), String(k.requests), formatTokens(k.prompt_tokens), formatTokens(k.cached_tokens), formatRate(k.token_cache_rate), formatCost(k.cost_usd, k.cost_unknown),
+    ]), ['left', 'right', 'right', 'right', 'right', 'right', 'right']));
+  }
   for (const u of report.unreadable) out.push(`${u.id}: unreadable: ${u.error}`);
   return out.join('\n');
 }

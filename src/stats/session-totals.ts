@@ -41,7 +41,10 @@ export interface KeyUsage {
   name: string;
   requests: number;
   prompt_tokens: number | null;
+  cached_tokens: number | null;
   completion_tokens: number | null;
+  /** What its token cache rate is made of (Totals' `rate_basis`): summed over sessions by key-totals.ts. */
+  rate_basis: Totals['rate_basis'];
   /** Sum of the known costs; null when none is known. */
   cost_usd: number | null;
   cost_unknown: number;
@@ -141,6 +144,9 @@ function keyUsage(events: readonly LogEvent[], rows: readonly RequestRow[]): Key
   }
   return [...byKey].map(([name, list]) => {
     const t = totalsOf(list);
-    return { name, requests: t.requests, prompt_tokens: t.prompt_tokens, completion_tokens: t.completion_tokens, cost_usd: t.cost_usd, cost_unknown: t.cost_unknown };
+    return {
+      name, requests: t.requests, prompt_tokens: t.prompt_tokens, cached_tokens: t.cached_tokens, completion_tokens: t.completion_tokens,
+      rate_basis: t.rate_basis, cost_usd: t.cost_usd, cost_unknown: t.cost_unknown,
+    };
   });
 }

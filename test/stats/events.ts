@@ -17,7 +17,7 @@ export class LogBuilder {
   }
 
   /** A user message, a request and its reply with `usage` (undefined: the provider reported none). */
-  turn(usage: Usage | undefined, opts: { route?: string; cause?: BreakCause; aborted?: boolean; hints?: HintsRecord; droppedBlocks?: number } = {}): this {
+  turn(usage: Usage | undefined, opts: { route?: string; cause?: BreakCause; aborted?: boolean; hints?: HintsRecord; droppedBlocks?: number; key?: string } = {}): this {
     const req = this.request(opts);
     this.#push({
       type: 'llm.resp', req, origin: { provider: 'sim', model: 'sim-1' },
@@ -35,12 +35,13 @@ export class LogBuilder {
     return this;
   }
 
-  request(opts: { route?: string; cause?: BreakCause; hints?: HintsRecord } = {}): number {
+  request(opts: { route?: string; cause?: BreakCause; hints?: HintsRecord; key?: string } = {}): number {
     this.#push({ type: 'client.msg', msg: { role: 'user', content: `question ${this.#seq}` } });
     return this.#push({
       type: 'llm.req', digest: 'd'.repeat(64), recipe_version: 'window-v1', route: opts.route ?? 'priced', model: 'sim-1',
       origin: { provider: 'sim', model: 'sim-1' }, params: {}, elided: [], est_tokens: 100,
       ...(opts.cause === undefined ? {} : { cause: opts.cause }), ...(opts.hints === undefined ? {} : { hints: opts.hints }),
+      ...(opts.key === undefined ? {} : { key_name: opts.key }),
     });
   }
 

@@ -39,14 +39,14 @@ describe('token cache rate', () => {
   it('a reported cache read of 0 against a positive prompt is 0%', () => {
     const { session } = sessionStats('s', new LogBuilder().turn({ prompt_tokens: 2000, cached_tokens: 0 }).events, NO_PRICES);
     expect(session.token_cache_rate).toBe(0);
-    expect(renderSessions({ sessions: [session], unreadable: [] })).toMatch(/\b0\.0%/);
+    expect(renderSessions({ sessions: [session], keys: [], unreadable: [] })).toMatch(/\b0\.0%/);
   });
 
   it('is unknown, not 0, when no reply reported usage, or only a zero prompt', () => {
     for (const log of [new LogBuilder().turn(undefined).turn(undefined), new LogBuilder().turn({ prompt_tokens: 0, cached_tokens: 0 }), new LogBuilder()]) {
       const stats = sessionStats('s', log.events, NO_PRICES);
       expect(stats.session.token_cache_rate).toBeNull();
-      const table = renderSessions({ sessions: [stats.session], unreadable: [] });
+      const table = renderSessions({ sessions: [stats.session], keys: [], unreadable: [] });
       const row = table.split('\n')[1]!;
       expect(row).toContain('unknown');
       expect(row).not.toMatch(/\b0\.0%/);
@@ -101,7 +101,7 @@ describe('request rows', () => {
     const { session } = sessionStats('s', log.events, priced);
     expect(session.cost_usd).toBeCloseTo(0.98 + 0.0042, 10);
     expect(session.cost_unknown).toBe(1);
-    expect(renderSessions({ sessions: [session], unreadable: [] })).toContain('$0.9842+');
+    expect(renderSessions({ sessions: [session], keys: [], unreadable: [] })).toContain('$0.9842+');
     // Without prices, the provider's own figures.
     expect(sessionStats('s', log.events, NO_PRICES).session.cost_usd).toBeCloseTo(99.0042, 10);
   });
