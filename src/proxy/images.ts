@@ -14,7 +14,7 @@
  * or more, never removes one a log is about to name (docs/decisions/0026-images-no-log-names-removed.md).
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, open, rename, utimes } from 'node:fs/promises';
+import { access, mkdir, open, rename, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LRUCache } from 'lru-cache';
 import { sha256Hex } from '../core/canonical.js';
@@ -227,12 +227,15 @@ export class ImageStore {
   /** To a temporary name, then renamed: a reader never sees half an image. */
   async #writeFile(file: string, bytes: Buffer): Promise<void> {
     // Stored already (the same digest is the same bytes): marked written now, by the file
-    // system's clock, which a prune reads.
+    // system's clock, which a prune reads. One this process may not mark (another user's file) is
+    // there all the same; one that is not there is written.
     const now = new Date();
-    if (await utimes(file, now, now).then(() => true, (err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') return false;
+    const there = await utimes(file, now, now).then(() => true, (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPERM' || err.code === 'EACCES') return access(file).then(() => true, () => false);
+      if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return false;
       throw err;
-    })) return;
+    });
+    if (there) return;
     await mkdir(this.#dir, { recursive: true });
     const tmp = `${file}.${process.pid}.${++this.#tmp}.tmp`;
     const fh = await open(tmp, 'w');
