@@ -50,6 +50,8 @@ export interface SessionItem {
   cost_usd: number | null;
   savings_usd: number | null;
   last_active: string | null;
+  /** When a request continuing it starts a new session instead (last activity + locate_days); null: never. */
+  continued_until: string | null;
   parent: ParentRef | null;
   side: SideKind | null;
 }
@@ -104,6 +106,7 @@ export interface SessionDetail {
   limit: number;
   requests: RequestRow[];
   timeline: TimelineMark[];
+  continued_until: string | null;
 }
 
 export interface UpstreamMessage { role: string; content: unknown; [field: string]: unknown }

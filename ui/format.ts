@@ -45,3 +45,8 @@ export function isBreak(c: string | null | undefined): c is string {
 export function shortId(id: string): string {
   return id.length > 40 ? `${id.slice(0, 36)}…` : id;
 }
+
+/** Whether a time the API gave (ISO) has passed; false for none. */
+export function passed(at: string | null): boolean {
+  return at !== null && Date.parse(at) <= Date.now();
+}

@@ -91,13 +91,13 @@ export async function inspectorPlugin(app: FastifyInstance, deps: InspectorDeps)
       offset: integer(q, 'offset', 0, 1e9),
       limit: integer(q, 'limit', 50, MAX_SESSIONS_PAGE),
     };
-    return listSessions((await index.entries()).values(), query, now());
+    return listSessions((await index.entries()).values(), query, now(), deps.config.sessions.locateDays);
   });
 
   app.get<{ Params: { id: string } }>('/api/sessions/:id', api, async (req) => {
     const q = req.query as Query;
     const page = { offset: integer(q, 'offset', 0, 1e9), limit: integer(q, 'limit', MAX_REQUESTS_PAGE, MAX_REQUESTS_PAGE) };
-    return sessionDetail(deps.store, req.params.id, prices, await index.entries(), page);
+    return sessionDetail(deps.store, req.params.id, prices, await index.entries(), page, deps.config.sessions.locateDays);
   });
 
   app.get<{ Params: { id: string; seq: string } }>('/api/sessions/:id/requests/:seq', api, async (req) => {

@@ -33,6 +33,17 @@ export interface SessionItem {
   torn: boolean;
 }
 
+/**
+ * When a request that continues a session stops finding it and starts a new one: its last activity
+ * plus `[sessions] locate_days` (docs/decisions/0023-stored-sessions-located-for-a-time.md). Null
+ * when sessions are located for ever (0), before any event, and for a side request's session, which
+ * nothing continues.
+ */
+export function continuedUntil(item: Pick<SessionItem, 'last_active' | 'side'>, locateDays: number): string | null {
+  if (locateDays === 0 || item.last_active === null || item.side !== null) return null;
+  return new Date(Date.parse(item.last_active) + locateDays * 86_400_000).toISOString();
+}
+
 export interface SessionEntry {
   /** The log's length when it was read (bytes): the entry is current while the length is. */
   size: number;

@@ -4,7 +4,7 @@
  * one page. Unknown figures sort last whichever the direction.
  */
 import { PERIODS, type Period, type Sort } from './query.js';
-import type { SessionEntry, SessionItem } from './session-entry.js';
+import { continuedUntil, type SessionEntry, type SessionItem } from './session-entry.js';
 
 export interface ListQuery {
   period: Period;
@@ -21,7 +21,7 @@ export interface SessionPage {
   total: number;
   offset: number;
   limit: number;
-  items: Omit<SessionItem, 'totals'>[];
+  items: (Omit<SessionItem, 'totals'> & { continued_until: string | null })[];
 }
 
 const VALUE: Record<Sort, (s: SessionItem) => number | string | null> = {
@@ -32,7 +32,8 @@ const VALUE: Record<Sort, (s: SessionItem) => number | string | null> = {
   prompt_tokens: (s) => s.prompt_tokens,
 };
 
-export function listSessions(entries: Iterable<SessionEntry>, query: ListQuery, now: number): SessionPage {
+/** `locateDays`: the config's `[sessions] locate_days`, for each item's `continued_until`. */
+export function listSessions(entries: Iterable<SessionEntry>, query: ListQuery, now: number, locateDays: number): SessionPage {
   const span = PERIODS[query.period];
   const from = span === undefined ? undefined : new Date(now - span).toISOString();
   const q = query.q?.toLowerCase();
@@ -53,7 +54,7 @@ export function listSessions(entries: Iterable<SessionEntry>, query: ListQuery, 
     const c = va < vb ? -1 : va > vb ? 1 : 0;
     return c * sign || byId(a, b);
   });
-  const page = matched.slice(query.offset, query.offset + query.limit).map(({ totals: _totals, ...item }) => item);
+  const page = matched.slice(query.offset, query.offset + query.limit).map(({ totals: _totals, ...item }) => ({ ...item, continued_until: continuedUntil(item, locateDays) }));
   return { total: matched.length, offset: query.offset, limit: query.limit, items: page };
 }
 

@@ -9,7 +9,7 @@ import type { PriceBook } from '../stats/prices.js';
 import { sessionStats } from '../stats/session-totals.js';
 import type { Store } from '../store/types.js';
 import { pricedRows, totalsOfRows, type PricedRow, type Totals } from './figures.js';
-import type { SessionEntry } from './session-entry.js';
+import { continuedUntil, type SessionEntry } from './session-entry.js';
 import { timelineOf, type Child, type TimelineEntry } from './timeline.js';
 
 export interface SessionDetail {
@@ -30,6 +30,8 @@ export interface SessionDetail {
   /** Added: as `proxy stats`' session: first and last event times, routes used, a torn last line left out. */
   started: string | null;
   last_active: string | null;
+  /** When a request continuing it starts a new session instead (session-entry.ts, `continuedUntil`). */
+  continued_until: string | null;
   routes: string[];
   torn: boolean;
 }
@@ -46,6 +48,7 @@ export async function sessionDetail(
   prices: PriceBook,
   entries: ReadonlyMap<string, SessionEntry>,
   page: { offset: number; limit: number },
+  locateDays: number,
 ): Promise<SessionDetail> {
   const file = store.file(id); // checks the id before the store is asked
   if (!(await store.exists(id))) throw new ProxyError('session_not_found', { session: id, file });
@@ -73,6 +76,7 @@ export async function sessionDetail(
     timeline: timelineOf(log.events, children),
     started: stats.session.started,
     last_active: stats.session.last_active,
+    continued_until: continuedUntil({ last_active: stats.session.last_active, side: start?.side?.kind ?? null }, locateDays),
     routes: stats.session.models,
     torn: stats.session.torn,
   };

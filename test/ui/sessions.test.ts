@@ -1,8 +1,11 @@
 /**
  * The sessions list against a proxy that served real sessions: one row per session of `proxy
  * sessions --json` with its figures; sorted by clicking a header (a button); filtered by model,
- * key and id text; a page at a time; each row links to its session.
+ * key and id text; a page at a time; each row links to its session. A session idle past
+ * `[sessions] locate_days` is marked as no longer continued, in the list and on its page.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectAccessible, screenshot, sessionsJson, startUiWorld, tabThrough, type UiWorld } from './world.js';
 
@@ -85,6 +88,44 @@ describe('the sessions list', () => {
     // The list has request counts of its own (testid "requests"): wait for the session's page first.
     await expect.poll(() => w.page.getByTestId('session-id').textContent()).toBe(w.ids.side);
     await w.page.getByTestId('requests').waitFor();
+  });
+
+  it('marks a session idle past locate_days as no longer continued, in the list and on its page', async () => {
+    // A served session's log, its times moved forty days back, under an id of its own.
+    const old = '20261001T000000Z-0ld0ld01';
+    const shift = 40 * 86_400_000;
+    const lines = readFileSync(join(w.dataDir, 'sessions', `${w.ids.conversation}.jsonl`), 'utf8').trimEnd().split('\n').map((l) => {
+      const e = JSON.parse(l) as { ts: string };
+      return JSON.stringify({ ...e, ts: new Date(Date.parse(e.ts) - shift).toISOString() });
+    });
+    writeFileSync(join(w.dataDir, 'sessions', `${old}.jsonl`), `${lines.join('\n')}\n`);
+    const item = sessionsJson(w).sessions.find((s) => s.id === old)!;
+    type Listed = { items: { id: string; last_active: string; continued_until: string | null }[] };
+    const listed = async () => (await (await w.page.request.get(`${w.proxy.url}/api/sessions?limit=500`)).json()) as Listed;
+    // The inspector looks for new logs every two seconds.
+    await expect.poll(async () => (await listed()).items.some((i) => i.id === old), { timeout: 10_000 }).toBe(true);
+
+    await open();
+    const marked = w.page.locator('[data-testid="session-row"]:has([data-testid="not-continued"])');
+    await expect.poll(() => marked.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-id')))).toEqual([old]);
+    const api = await listed();
+    const byId = new Map(api.items.map((i) => [i.id, i]));
+    expect(byId.get(old)!.continued_until).toBe(new Date(Date.parse(item.last_active!) + 30 * 86_400_000).toISOString());
+    // Every other conversation is continued for thirty days from its last activity; a side request never is.
+    for (const i of api.items.filter((x) => x.id !== old)) {
+      if (i.id === w.ids.side) expect(i.continued_until).toBeNull();
+      else expect(Date.parse(i.continued_until!)).toBeGreaterThan(Date.now());
+    }
+
+    await w.page.locator(`[data-testid="session-row"][data-id="${old}"] [data-testid="session-link"]`).click();
+    await expect.poll(() => w.page.getByTestId('session-id').textContent()).toBe(old);
+    await expect.poll(() => w.page.getByTestId('not-continued').textContent()).toContain('a request that');
+    await w.page.getByTestId('requests').waitFor();
+    await screenshot(w.page, 'session-not-continued');
+    await w.page.goto(`${w.proxy.url}/ui/#/s/${encodeURIComponent(w.ids.fork)}`);
+    await expect.poll(() => w.page.getByTestId('session-id').textContent()).toBe(w.ids.fork);
+    await w.page.getByTestId('requests').waitFor();
+    expect(await w.page.getByTestId('not-continued').count()).toBe(0);
   });
 
   it('is accessible and every link and button is reached with Tab', async () => {

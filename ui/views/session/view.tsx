@@ -2,7 +2,7 @@
 import { useMemo, useState } from 'preact/hooks';
 import type uPlot from 'uplot';
 import type { RequestRow, SessionDetail } from '../../contract.js';
-import { cause, int, isBreak, ms, pct, shortId, time, usd } from '../../format.js';
+import { cause, int, isBreak, ms, passed, pct, shortId, time, usd } from '../../format.js';
 import { href } from '../../router.js';
 import { LiveBadge, useDebounced, useLive } from '../../parts/live.js';
 import { Status, useLoad } from '../../parts/load.js';
@@ -97,6 +97,12 @@ function Lineage({ session }: { session: SessionDetail }) {
       <dl class="facts">
         {facts.map(([k, v]) => <div><dt>{k}</dt><dd data-testid={`session-${k.toLowerCase()}`}>{v ?? '–'}</dd></div>)}
       </dl>
+      {passed(session.continued_until) && (
+        <p data-testid="not-continued">
+          Not continued: idle past <code>[sessions] locate_days</code> since {time(session.continued_until)}, so a request that
+          continues this conversation starts a new session. This log stays until <code>proxy sessions prune</code> removes it.
+        </p>
+      )}
       {session.parent !== null && (
         <p data-testid="parent">
           {session.side !== null ? `A ${session.side} side request of ` : 'Forked from '}

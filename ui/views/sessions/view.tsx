@@ -1,7 +1,7 @@
 /** Sessions: one row each, sorted by a header, filtered by model, key, id text and period, a page at a time. */
 import { useState } from 'preact/hooks';
 import { PERIODS, type Page, type SessionItem, type SortKey } from '../../contract.js';
-import { int, pct, shortId, time, usd } from '../../format.js';
+import { int, passed, pct, shortId, time, usd } from '../../format.js';
 import { href } from '../../router.js';
 import { LiveBadge, useDebounced, useLive } from '../../parts/live.js';
 import { Status, useLoad } from '../../parts/load.js';
@@ -81,6 +81,7 @@ function SessionsTable({ page, q, go }: { page: Page<SessionItem>; q: SessionsQu
                   <a href={href.session(s.id)} title={s.id} data-testid="session-link"><code>{shortId(s.id)}</code></a>
                   {s.side !== null && <span class="tag">{s.side}</span>}
                   {s.parent !== null && s.side === null && <span class="tag">fork</span>}
+                  {passed(s.continued_until) && <span class="tag" data-testid="not-continued" title={`Idle past [sessions] locate_days (since ${time(s.continued_until)}): a request that continues this conversation starts a new session.`}>not continued</span>}
                 </th>
                 <td data-testid="client">{s.client ?? '–'}</td>
                 <td data-testid="model">{s.route ?? s.model ?? '–'}</td>
