@@ -124,6 +124,6 @@ function render(r: PruneReport): string {
   }
   const i = r.images;
   // A store without images says nothing of them.
-  if (i.removed + i.named + i.recent > 0) lines.push(`${verb} ${i.removed} image${i.removed === 1 ? '' : 's'} no log names (${(i.bytes / 2 ** 20).toFixed(1)} MiB); kept ${i.named} a log names and ${i.recent} written or marked since`);
+  if (i.removed + i.named + i.recent > 0) lines.push(`${verb} ${i.removed} image${i.removed === 1 ? '' : 's'} no log names (${(i.bytes / 2 ** 20).toFixed(1)} MiB); kept ${i.named} as old that a log names and ${i.recent} written or marked since`);
   return lines.join('\n');
 }

@@ -42,18 +42,19 @@ export async function removeUnnamedImageFiles(blobsDir: string, logs: readonly s
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return out;
     throw err;
   }
-  const images = names.filter((n) => DIGEST.test(n));
-  if (images.length > 0) {
+  // The logs are read for names only when some image is old enough to go.
+  const old: { file: string; image: string; size: number }[] = [];
+  for (const image of names.filter((n) => DIGEST.test(n))) {
+    const file = join(blobsDir, image);
+    const size = await oldSize(file, idleBefore);
+    if (size === undefined) out.recent++;
+    else old.push({ file, image, size });
+  }
+  if (old.length > 0) {
     const named = await namedIn(logs);
-    for (const image of images) {
+    for (const { file, image, size } of old) {
       if (named.has(image)) {
         out.named++;
-        continue;
-      }
-      const file = join(blobsDir, image);
-      const size = await oldSize(file, idleBefore);
-      if (size === undefined) {
-        out.recent++;
         continue;
       }
       if (dryRun || (await removeIfStillOld(file, idleBefore))) {

@@ -165,9 +165,9 @@ export interface ImagesRemoved {
   /** Images removed (or, in a dry run, that would be), and their bytes. */
   removed: number;
   bytes: number;
-  /** Images a log still names, kept. */
+  /** Images old enough to go that a log still names, kept. */
   named: number;
-  /** Images no log names, kept: written or confirmed by a proxy since the time (one may be naming it now). */
+  /** Images written or marked by a proxy since the time, kept whether a log names them or not (one may be naming it now). */
   recent: number;
 }
 

@@ -58,7 +58,7 @@ describe('proxy sessions prune', () => {
     }
     const r = proxy(['sessions', 'prune', '--idle-days', '40', '--data-dir', data]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain('\nremoved 1 image no log names (2.0 MiB); kept 1 a log names and 0 written or marked since\n');
+    expect(r.stdout).toContain('\nremoved 1 image no log names (2.0 MiB); kept 1 as old that a log names and 0 written or marked since\n');
     expect(existsSync(join(data, 'blobs', gone))).toBe(false);
     expect(existsSync(join(data, 'blobs', kept))).toBe(true);
   });

@@ -73,6 +73,16 @@ describe('removeUnnamedImageFiles', () => {
     expect(await removeUnnamedImageFiles(w.blobs, logs, idleBefore, false)).toMatchObject({ removed: 0, named: 3, recent: 1 });
   });
 
+  it('no image old enough to go: no log is read', async () => {
+    const w = world();
+    blob(w.blobs, digest('a'), 1);
+    // A log that cannot be read (a directory): reading it would throw.
+    mkdirSync(join(w.logs, 'unreadable.jsonl'));
+    expect(await removeUnnamedImageFiles(w.blobs, [join(w.logs, 'unreadable.jsonl')], w.now - 30 * DAY, false)).toEqual({ removed: 0, bytes: 0, named: 0, recent: 1 });
+    blob(w.blobs, digest('b'), 40);
+    await expect(removeUnnamedImageFiles(w.blobs, [join(w.logs, 'unreadable.jsonl')], w.now - 30 * DAY, false)).rejects.toThrow(/EISDIR/);
+  });
+
   it('no blobs directory: nothing to do', async () => {
     const w = world();
     rmSync(w.blobs, { recursive: true });

@@ -62,8 +62,8 @@ export class PgPruner implements SessionPruner {
     const at = new Date(idleBefore).toISOString();
     const { rows } = await reaching(() => this.#pool.query<{ named: string; recent: string; old: string; old_bytes: string | null }>(
       `${NAMED_CTE}
-       SELECT count(*) FILTER (WHERE n.sha256 IS NOT NULL) AS named,
-              count(*) FILTER (WHERE n.sha256 IS NULL AND b.touched_at >= $1) AS recent,
+       SELECT count(*) FILTER (WHERE n.sha256 IS NOT NULL AND b.touched_at < $1) AS named,
+              count(*) FILTER (WHERE b.touched_at >= $1) AS recent,
               count(*) FILTER (WHERE n.sha256 IS NULL AND b.touched_at < $1) AS old,
               sum(octet_length(b.bytes)) FILTER (WHERE n.sha256 IS NULL AND b.touched_at < $1) AS old_bytes
        FROM blobs b LEFT JOIN named n ON n.sha256 = b.sha256`,
