@@ -307,6 +307,8 @@ describe('postgres store only', () => {
       await b.store.importLog('names-d', [line(1, d)]);
       await b.raw.query(`UPDATE blobs SET touched_at = now() - interval '40 days' WHERE sha256 = ANY($1)`, [[a, c, d]]);
       const idleBefore = Date.now() - 30 * 86_400_000;
+      // Nothing old yet: counted without reading the events.
+      expect(await b.store.pruner.removeUnnamedImages(Date.now() - 60 * 86_400_000, false, [])).toEqual({ removed: 0, bytes: 0, named: 0, recent: 4 });
 
       // a and d are named, c is not, e is recent; a dry run for which names-d would go counts d too.
       expect(await b.store.pruner.removeUnnamedImages(idleBefore, true, ['names-d'])).toEqual({ removed: 2, bytes: 200, named: 1, recent: 1 });

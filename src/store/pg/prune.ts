@@ -60,6 +60,11 @@ export class PgPruner implements SessionPruner {
    */
   async removeUnnamedImages(idleBefore: number, dryRun: boolean, leaving: readonly string[]): Promise<ImagesRemoved> {
     const at = new Date(idleBefore).toISOString();
+    // The events are read for names only when some image is old enough to go.
+    const ages = await reaching(() => this.#pool.query<{ old: string; recent: string }>(
+      'SELECT count(*) FILTER (WHERE touched_at < $1) AS old, count(*) FILTER (WHERE touched_at >= $1) AS recent FROM blobs', [at],
+    ));
+    if (Number(ages.rows[0]!.old) === 0) return { removed: 0, bytes: 0, named: 0, recent: Number(ages.rows[0]!.recent) };
     const { rows } = await reaching(() => this.#pool.query<{ named: string; recent: string; old: string; old_bytes: string | null }>(
       `${NAMED_CTE}
        SELECT count(*) FILTER (WHERE n.sha256 IS NOT NULL AND b.touched_at < $1) AS named,
