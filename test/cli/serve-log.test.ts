@@ -68,7 +68,9 @@ it('shows a lone request\'s line within the flush interval, loses none of a burs
   expect(waited).toBeLessThan(1000);
 
   await Promise.all(Array.from({ length: 40 }, (_, i) => ask(s.url, `burst ${i}`)));
-  await waitFor(() => s.lines().length === 41, 2000);
+  // What this part shows is that none is lost, not how soon: a loaded machine (the whole suite
+  // beside it) has taken more than two seconds to show them all.
+  await waitFor(() => s.lines().length === 41, 10_000);
   expect(s.lines().every((l) => l.status === 200)).toBe(true);
 
   // Answered, then stopped before the timer runs: the exit writes the buffer out.
