@@ -137,6 +137,34 @@ describe('the image store marks what it names again', () => {
     expect(readFileSync(file)).toEqual(bytes);
   });
 
+  it('a prune and a proxy naming the same old image at once, a hundred times over: the image is always there after', async () => {
+    const w = world();
+    const dataDir = join(w.blobs, '..');
+    let now = Date.now();
+    const images = new ImageStore(dataDir, { now: () => now });
+    const url = pngDataUrl(48, 48, 'race');
+    const { sha256 } = images.put(url, undefined, 'p');
+    await images.written();
+    const file = join(w.blobs, sha256);
+    const bytes = readFileSync(file);
+    const idleBefore = Date.now() - 30 * DAY;
+    let removedFirst = 0;
+    for (let i = 0; i < 100; i++) {
+      const old = new Date(Date.now() - 40 * DAY);
+      utimesSync(file, old, old);
+      now += 3_600_001; // the proxy's last write of it is more than an hour back
+      // Started together, in either order: the removal's steps and the proxy's mark or write interleave.
+      const removal = i % 2 === 0 ? removeIfStillOld(file, idleBefore) : Promise.resolve().then(() => removeIfStillOld(file, idleBefore));
+      images.put(url, undefined, 'p');
+      const [removed] = await Promise.all([removal, images.written()]);
+      if (removed) removedFirst++;
+      expect(readFileSync(file), `round ${i}`).toEqual(bytes);
+      expect(existsSync(asideName(file))).toBe(false);
+    }
+    // Both orders happened: some rounds the removal took the file and the proxy wrote it back.
+    expect(removedFirst).toBeGreaterThan(0);
+  });
+
   it('an image a prune is looking at is read from its aside name', () => {
     const w = world();
     const dataDir = join(w.blobs, '..');
