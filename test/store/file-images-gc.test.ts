@@ -103,17 +103,21 @@ describe('removeUnnamedImageFiles', () => {
   });
 });
 
+/** An image stored through an ImageStore on its own clock; `later()` moves that clock past the hour. */
+async function storedImage(salt: string) {
+  const w = world();
+  let now = Date.now();
+  const images = new ImageStore(join(w.blobs, '..'), { now: () => now });
+  const url = pngDataUrl(64, 48, salt);
+  const { sha256 } = images.put(url, undefined, 'p');
+  await images.written();
+  const file = join(w.blobs, sha256);
+  return { images, url, file, bytes: readFileSync(file), later: () => { now += 3_600_001; } };
+}
+
 describe('the image store marks what it names again', () => {
   it('an image named an hour after its write is written again if a prune took it, and its file touched if not', async () => {
-    const w = world();
-    const dataDir = join(w.blobs, '..');
-    let now = Date.now();
-    const images = new ImageStore(dataDir, { now: () => now });
-    const url = pngDataUrl(64, 64, 'gc');
-    const { sha256 } = images.put(url, undefined, 'p');
-    await images.written();
-    const file = join(w.blobs, sha256);
-    const bytes = readFileSync(file);
+    const { images, url, file, bytes, later } = await storedImage('gc');
 
     // Within the hour the store names it without asking the disk.
     rmSync(file);
@@ -122,7 +126,7 @@ describe('the image store marks what it names again', () => {
     expect(existsSync(file)).toBe(false);
 
     // An hour on, named again (resent, by its URL): written again before any log sync goes on.
-    now += 3_600_001;
+    later();
     images.put(url, undefined, 'p');
     await images.written();
     expect(readFileSync(file)).toEqual(bytes);
@@ -130,7 +134,7 @@ describe('the image store marks what it names again', () => {
     // Still there an hour later: its file touched, so a prune sees it recent.
     const old = new Date(Date.now() - 40 * DAY);
     utimesSync(file, old, old);
-    now += 3_600_001;
+    later();
     images.put(url, 'high', 'p'); // another `detail`: decoded again, the same digest
     await images.written();
     expect(statSync(file).mtimeMs).toBeGreaterThan(Date.now() - 60_000);
@@ -138,21 +142,13 @@ describe('the image store marks what it names again', () => {
   });
 
   it('a prune and a proxy naming the same old image at once, a hundred times over: the image is always there after', async () => {
-    const w = world();
-    const dataDir = join(w.blobs, '..');
-    let now = Date.now();
-    const images = new ImageStore(dataDir, { now: () => now });
-    const url = pngDataUrl(48, 48, 'race');
-    const { sha256 } = images.put(url, undefined, 'p');
-    await images.written();
-    const file = join(w.blobs, sha256);
-    const bytes = readFileSync(file);
+    const { images, url, file, bytes, later } = await storedImage('race');
     const idleBefore = Date.now() - 30 * DAY;
     let removedFirst = 0;
     for (let i = 0; i < 100; i++) {
       const old = new Date(Date.now() - 40 * DAY);
       utimesSync(file, old, old);
-      now += 3_600_001; // the proxy's last write of it is more than an hour back
+      later(); // the proxy's last write of it is more than an hour back
       // Started together, in either order: the removal's steps and the proxy's mark or write interleave.
       const removal = i % 2 === 0 ? removeIfStillOld(file, idleBefore) : Promise.resolve().then(() => removeIfStillOld(file, idleBefore));
       images.put(url, undefined, 'p');
