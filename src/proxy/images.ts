@@ -22,6 +22,7 @@ import { ProxyError } from '../core/errors.js';
 import type { LogEvent } from '../core/events.js';
 import { estimateImageTokens } from '../core/estimate.js';
 import type { ImagePart, NeutralMessage } from '../core/types.js';
+import { DIGEST } from '../store/file-blobs.js';
 import { asideName } from '../store/file-images-gc.js';
 import { imageDigests, messageImageDigests } from '../store/image-digests.js';
 import type { BlobStore } from '../store/types.js';
@@ -96,10 +97,13 @@ export class ImageStore {
     if (seen !== undefined) {
       // Resent, and since dropped from the bytes kept for encoding: from the database no file can
       // be read back at once, so it is kept again from the URL it came in.
-      if (this.#blobs !== undefined && !this.#images.has(seen.sha256)) this.#images.set(seen.sha256, imageOf(seen.mime, url));
-      if (!this.#confirmed(seen.sha256)) {
+      const keep = this.#blobs !== undefined && !this.#images.has(seen.sha256);
+      // Named an hour or more after its write: written (marked) again, decoded from its URL once.
+      const mark = !this.#confirmed(seen.sha256);
+      if (keep || mark) {
         const image = imageOf(seen.mime, url);
-        this.#write(seen.sha256, Buffer.from(image.base64, 'base64'), image, url);
+        if (keep) this.#images.set(seen.sha256, image);
+        if (mark) this.#write(seen.sha256, Buffer.from(image.base64, 'base64'), image, url);
       }
       return detail === undefined ? { ...seen } : { ...seen, detail };
     }
@@ -140,10 +144,11 @@ export class ImageStore {
     if (this.#blobs !== undefined) {
       throw new ProxyError('internal_error', { detail: `image ${sha256} was not read from the store before its request was built` });
     }
+    if (!DIGEST.test(sha256)) throw new ProxyError('internal_error', { detail: `image ${sha256} is not in ${this.#dir}` });
     let file = join(this.#dir, sha256);
     // A prune looking at it again has it under its aside name for a moment (file-images-gc.ts).
-    if (/^[0-9a-f]{64}$/.test(sha256) && !existsSync(file) && existsSync(asideName(file))) file = asideName(file);
-    if (!/^[0-9a-f]{64}$/.test(sha256) || !existsSync(file)) {
+    if (!existsSync(file) && existsSync(asideName(file))) file = asideName(file);
+    if (!existsSync(file)) {
       throw new ProxyError('internal_error', { detail: `image ${sha256} is not in ${this.#dir}` });
     }
     const bytes = readFileSync(file);

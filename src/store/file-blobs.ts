@@ -7,7 +7,8 @@ import { access, mkdir, open, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BlobStore } from './types.js';
 
-const DIGEST = /^[0-9a-f]{64}$/;
+/** A blob's name: its SHA-256, lowercase hex. */
+export const DIGEST = /^[0-9a-f]{64}$/;
 
 export class FileBlobStore implements BlobStore {
   readonly #dir: string;

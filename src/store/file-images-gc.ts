@@ -12,9 +12,9 @@
  */
 import { readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DIGEST } from './file-blobs.js';
 import type { ImagesRemoved } from './types.js';
 
-const DIGEST = /^[0-9a-f]{64}$/;
 /** A write's temporary file (`<digest>.<pid>.<n>.tmp`, images.ts) or a removal's aside name. */
 const DEBRIS = /^[0-9a-f]{64}\.(?:\d+\.\d+\.tmp|\d+\.migrate\.tmp|gc)$/;
 

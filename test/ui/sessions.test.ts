@@ -108,6 +108,7 @@ describe('the sessions list', () => {
     await open();
     const marked = w.page.locator('[data-testid="session-row"]:has([data-testid="not-continued"])');
     await expect.poll(() => marked.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-id')))).toEqual([old]);
+    await screenshot(w.page, 'sessions-not-continued');
     const api = await listed();
     const byId = new Map(api.items.map((i) => [i.id, i]));
     expect(byId.get(old)!.continued_until).toBe(new Date(Date.parse(item.last_active!) + 30 * 86_400_000).toISOString());
