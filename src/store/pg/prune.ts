@@ -53,37 +53,24 @@ export class PgPruner implements SessionPruner {
   }
 
   /**
-   * One statement counts, one removes: the names are read from every user message's line in one
-   * pass. A replica confirming an image while the removal runs updates its row, which the removal
-   * then reads again (READ COMMITTED) and leaves; one that confirms it after finds no row and
-   * inserts it again.
+   * One statement asks the images' ages; where some are old enough, one more reads the names from
+   * every user message's line in one pass and counts (a dry run) or removes. A replica confirming an
+   * image while the removal runs updates its row, which the removal then reads again (READ
+   * COMMITTED) and leaves; one that confirms it after finds no row and inserts it again.
    */
   async removeUnnamedImages(idleBefore: number, dryRun: boolean, leaving: readonly string[]): Promise<ImagesRemoved> {
     const at = new Date(idleBefore).toISOString();
-    // The events are read for names only when some image is old enough to go.
     const ages = await reaching(() => this.#pool.query<{ old: string; recent: string }>(
       'SELECT count(*) FILTER (WHERE touched_at < $1) AS old, count(*) FILTER (WHERE touched_at >= $1) AS recent FROM blobs', [at],
     ));
-    if (Number(ages.rows[0]!.old) === 0) return { removed: 0, bytes: 0, named: 0, recent: Number(ages.rows[0]!.recent) };
-    const { rows } = await reaching(() => this.#pool.query<{ named: string; recent: string; old: string; old_bytes: string | null }>(
-      `${NAMED_CTE}
-       SELECT count(*) FILTER (WHERE n.sha256 IS NOT NULL AND b.touched_at < $1) AS named,
-              count(*) FILTER (WHERE b.touched_at >= $1) AS recent,
-              count(*) FILTER (WHERE n.sha256 IS NULL AND b.touched_at < $1) AS old,
-              sum(octet_length(b.bytes)) FILTER (WHERE n.sha256 IS NULL AND b.touched_at < $1) AS old_bytes
-       FROM blobs b LEFT JOIN named n ON n.sha256 = b.sha256`,
-      [at, leaving],
-    ));
-    const counted = rows[0]!;
-    const out: ImagesRemoved = { removed: Number(counted.old), bytes: Number(counted.old_bytes ?? 0), named: Number(counted.named), recent: Number(counted.recent) };
-    if (dryRun) return out;
-    const removed = await reaching(() => this.#pool.query<{ bytes: number }>(
-      `${NAMED_CTE}
-       DELETE FROM blobs b WHERE b.touched_at < $1 AND NOT EXISTS (SELECT 1 FROM named n WHERE n.sha256 = b.sha256)
-       RETURNING octet_length(b.bytes) AS bytes`,
-      [at, leaving],
-    ));
-    return { ...out, removed: removed.rows.length, bytes: removed.rows.reduce((sum, r) => sum + Number(r.bytes), 0), recent: out.recent + out.removed - removed.rows.length };
+    const old = Number(ages.rows[0]!.old);
+    const recent = Number(ages.rows[0]!.recent);
+    if (old === 0) return { removed: 0, bytes: 0, named: 0, recent };
+    const { rows } = await reaching(() => this.#pool.query<{ removed: string; bytes: string; named: string }>(dryRun ? COUNT_OLD : REMOVE_OLD, [at, leaving]));
+    const removed = Number(rows[0]!.removed);
+    const named = Number(rows[0]!.named);
+    // An old image neither named nor removed was marked while the removal ran.
+    return { removed, bytes: Number(rows[0]!.bytes), named, recent: recent + old - named - removed };
   }
 }
 
@@ -94,6 +81,18 @@ export class PgPruner implements SessionPruner {
 const NAMED_CTE = `WITH named AS MATERIALIZED (
   SELECT DISTINCT m[1] AS sha256 FROM events e CROSS JOIN LATERAL regexp_matches(e.line, '"sha256":"([0-9a-f]{64})"', 'g') m
   WHERE e.type = 'client.msg' AND NOT (e.session_id = ANY($2::text[])))`;
+
+/** The images last marked before $1: those no log names (what would go, and their bytes), and those named. */
+const COUNT_OLD = `${NAMED_CTE}
+  SELECT count(*) FILTER (WHERE n.sha256 IS NULL) AS removed, coalesce(sum(octet_length(b.bytes)) FILTER (WHERE n.sha256 IS NULL), 0) AS bytes,
+         count(*) FILTER (WHERE n.sha256 IS NOT NULL) AS named
+  FROM blobs b LEFT JOIN named n ON n.sha256 = b.sha256 WHERE b.touched_at < $1`;
+
+/** The same, removing those no log names; the names read once for both. */
+const REMOVE_OLD = `${NAMED_CTE},
+  gone AS (DELETE FROM blobs b WHERE b.touched_at < $1 AND NOT EXISTS (SELECT 1 FROM named n WHERE n.sha256 = b.sha256) RETURNING octet_length(b.bytes) AS bytes)
+  SELECT (SELECT count(*) FROM gone) AS removed, (SELECT coalesce(sum(bytes), 0) FROM gone) AS bytes,
+         (SELECT count(*) FROM blobs b JOIN named n ON n.sha256 = b.sha256 WHERE b.touched_at < $1) AS named`;
 
 type Idleness = { kind: 'idle'; bytes: number; lastActive: string | null } | Extract<RemoveOutcome, { kind: 'active' | 'missing' | 'unreadable' }>;
 
