@@ -4,7 +4,7 @@
  * route's and key's row adds up, and a request answered while it is open shows without a reload.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectAccessible, figure, screenshot, sessionsJson, startUiWorld, statsJson, tabThrough, type UiWorld } from './world.js';
+import { drawnBars, expectAccessible, figure, screenshot, sessionsJson, startUiWorld, statsJson, tabThrough, type UiWorld } from './world.js';
 
 let w: UiWorld;
 beforeAll(async () => {
@@ -61,6 +61,19 @@ describe('the overview', () => {
     expect(Number(await page.locator('[data-testid="by-key-row"][data-name="dev"] [data-testid="requests"]').getAttribute('data-value'))).toBe(sum(sessions.map((s) => s.requests)));
     expect(Number(await page.getByTestId('overview-series').getAttribute('data-points'))).toBeGreaterThan(0);
     await screenshot(page, 'overview');
+  });
+
+  it('draws bars over the busy intervals and nothing over the idle ones', async () => {
+    await open();
+    const requests = await w.page.getByTestId('series-table').locator('tbody tr').evaluateAll((trs) => trs.map((tr) => Number(tr.children[1]!.textContent!.replace(/,/g, ''))));
+    const last = requests.findLastIndex((n) => n > 0);
+    // The test's sessions all ran in the period's first seconds; the period runs until now.
+    expect(last).toBeLessThan(requests.length - 1);
+    // Along the plot's bottom row, right of the last busy interval's bar: nothing but the faint grid.
+    const { plotWidth, runs } = await drawnBars(w.page, 'overview-series', 0.5, 60);
+    const idleFrom = ((last + 1) / requests.length) * plotWidth;
+    expect(runs.filter((r) => r.to > idleFrom + 1)).toEqual([]);
+    expect(runs.length).toBeGreaterThan(0);
   });
 
   it('the period picker: a link per period, the one shown marked current', async () => {

@@ -5,7 +5,7 @@
  * request shown live; axe finds nothing serious; every link and button is reached with Tab.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectAccessible, figure, screenshot, startUiWorld, statsJson, tabThrough, type UiWorld } from './world.js';
+import { drawnBars, expectAccessible, figure, screenshot, startUiWorld, statsJson, tabThrough, type UiWorld } from './world.js';
 
 let w: UiWorld;
 beforeAll(async () => {
@@ -54,6 +54,24 @@ describe('a trimmed session', () => {
     // The window's elisions are on the timeline.
     expect(await page.locator('[data-testid="timeline-mark"][data-kind="elide"]').count()).toBeGreaterThan(0);
     await screenshot(page, 'session');
+  });
+
+  it('draws every bar whole, the first and last as wide as the rest, each under its request', async () => {
+    const stats = statsJson(w, w.ids.trimmed);
+    await open(w.ids.trimmed);
+    const { plotWidth, runs } = await drawnBars(w.page, 'token-chart');
+    expect(runs).toHaveLength(stats.requests.length);
+    const widths = runs.map((r) => r.to - r.from).sort((a, b) => a - b);
+    const median = widths[Math.floor(widths.length / 2)]!;
+    for (const r of runs) expect(r.to - r.from).toBeGreaterThan(0.9 * median);
+    // Evenly spaced, with half a step of room at each end.
+    const step = plotWidth / runs.length;
+    runs.forEach((r, i) => expect(Math.abs((r.from + r.to) / 2 - (i + 0.5) * step)).toBeLessThan(2));
+    // The running cost below has the same x: request N's point sits under its bar.
+    const area = (testid: string) => w.page.getByTestId(testid).locator('.u-over').boundingBox();
+    const [bars, running] = [await area('token-chart'), await area('running-chart')];
+    expect(running!.x).toBeCloseTo(bars!.x, 0);
+    expect(running!.width).toBeCloseTo(bars!.width, 0);
   });
 
   it('is accessible and every link and button is reached with Tab', async () => {

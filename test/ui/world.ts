@@ -278,3 +278,31 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
 }
+
+/**
+ * The bars a uPlot chart drew, read from its canvas as a person sees them: the runs of pixels more
+ * opaque than `alpha` (of 255) along a row `above` CSS px over the plot area's bottom edge
+ * (`.u-over` is laid over exactly that area), as CSS pixels from the area's left edge. Break rules and timeline ticks are drawn at a
+ * bar's centre, inside its run; grid lines are faint and are not counted.
+ */
+export async function drawnBars(page: Page, testid: string, above = 2, alpha = 200): Promise<{ plotWidth: number; runs: { from: number; to: number }[] }> {
+  return page.evaluate(`(() => {
+    const box = document.querySelector('[data-testid="${testid}"]');
+    const canvas = box.querySelector('canvas');
+    const over = box.querySelector('.u-over').getBoundingClientRect();
+    const at = canvas.getBoundingClientRect();
+    const scale = canvas.width / at.width;
+    const left = Math.round((over.left - at.left) * scale);
+    const width = Math.round(over.width * scale);
+    const y = Math.round((over.bottom - at.top - ${above}) * scale);
+    const row = canvas.getContext('2d').getImageData(left, y, width, 1).data;
+    const runs = [];
+    let start = -1;
+    for (let x = 0; x <= width; x++) {
+      const opaque = x < width && row[4 * x + 3] > ${alpha};
+      if (opaque && start < 0) start = x;
+      if (!opaque && start >= 0) { runs.push({ from: start / scale, to: x / scale }); start = -1; }
+    }
+    return { plotWidth: width / scale, runs };
+  })()`);
+}

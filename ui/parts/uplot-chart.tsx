@@ -15,6 +15,25 @@ export const REQUEST_AXIS: uPlot.Axis = {
   incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000],
 };
 
+/** The width of a chart's value axis: the session page's two charts share it, so their x positions match. */
+export const VALUE_AXIS_SIZE = 70;
+
+/**
+ * The x scale of a bar chart: half a bar's step of room on each side. uPlot's default range is the
+ * data's first and last x, which puts the first and last bars' centres on the plot's edges and
+ * draws half of each.
+ */
+export function barScale(time: boolean): uPlot.Scale {
+  return {
+    time,
+    range: (u, min, max) => {
+      const xs = u.data[0];
+      const step = xs.length > 1 ? xs[1]! - xs[0]! : 1;
+      return [min - step / 2, max + step / 2];
+    },
+  };
+}
+
 export function UPlotChart({ options, data, label, testid, height, extra }: {
   options: Omit<uPlot.Options, 'width' | 'height'>;
   data: uPlot.AlignedData;

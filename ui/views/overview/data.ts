@@ -11,14 +11,17 @@ export function loadOverview(period: Period, signal: AbortSignal): Promise<Overv
   return getJson<Overview>('overview', { period }, signal);
 }
 
-/** Seconds since the epoch (uPlot's time scale), cost, and cache share in percent. */
+/**
+ * Seconds since the epoch (uPlot's time scale), cost, and cache share in percent. An interval
+ * with no request has no bar (null), not a bar of $0: a run of idle intervals drew a dashed line.
+ */
 export function seriesData(series: Overview['series']): uPlot.AlignedData {
   const t: number[] = [];
   const cost: (number | null)[] = [];
   const share: (number | null)[] = [];
   for (const point of series) {
     t.push(typeof point.t === 'number' ? (point.t > 1e11 ? point.t / 1000 : point.t) : Date.parse(point.t) / 1000);
-    cost.push(point.cost_usd);
+    cost.push(point.requests === 0 ? null : point.cost_usd);
     share.push(point.cache_share === null ? null : point.cache_share * 100);
   }
   return [t, cost, share];

@@ -8,7 +8,7 @@ import { Figure, Figures } from '../../parts/figure.js';
 import { LiveBadge, useDebounced, useLive } from '../../parts/live.js';
 import { Status, useLoad } from '../../parts/load.js';
 import { Th } from '../../parts/table-parts.js';
-import { UPlotChart } from '../../parts/uplot-chart.js';
+import { barScale, UPlotChart } from '../../parts/uplot-chart.js';
 import { loadOverview, periodOf, seriesData } from './data.js';
 
 const PERIOD_LABEL: Record<Period, string> = { '1h': 'Last hour', '24h': 'Last day', '7d': 'Last 7 days', all: 'All' };
@@ -105,7 +105,7 @@ function SeriesChart({ series }: { series: Overview['series'] }) {
   const options = useMemo<Omit<uPlot.Options, 'width' | 'height'>>(() => ({
     legend: { show: true },
     cursor: { drag: { x: false, y: false } },
-    scales: { x: { time: true }, usd: { auto: true }, share: { range: [0, 100] } },
+    scales: { x: barScale(true), usd: { auto: true }, share: { range: [0, 100] } },
     axes: [
       { stroke: '#444' },
       { scale: 'usd', stroke: '#444', values: (_u, vals) => vals.map((v) => usd(v)) },

@@ -8,7 +8,7 @@ import uPlot from 'uplot';
 import type { RequestRow } from '../../contract.js';
 import { cause, int } from '../../format.js';
 import { href } from '../../router.js';
-import { REQUEST_AXIS, UPlotChart } from '../../parts/uplot-chart.js';
+import { barScale, REQUEST_AXIS, UPlotChart, VALUE_AXIS_SIZE } from '../../parts/uplot-chart.js';
 import { tokenBars, uncachedOf, type Mark } from './data.js';
 
 export const LAYERS = [
@@ -31,10 +31,10 @@ export function TokenChart({ session, rows, breaks, marks }: { session: string; 
   const options = useMemo<Omit<uPlot.Options, 'width' | 'height'>>(() => ({
     legend: { show: false },
     cursor: { drag: { x: true, y: false }, points: { show: false } },
-    scales: { x: { time: false } },
+    scales: { x: barScale(false) },
     axes: [
       REQUEST_AXIS,
-      { stroke: '#444', size: 64, values: (_u, vals) => vals.map((v) => compact(v)) },
+      { stroke: '#444', size: VALUE_AXIS_SIZE, values: (_u, vals) => vals.map((v) => compact(v)) },
     ],
     series: [
       {},

@@ -7,7 +7,7 @@ import { href } from '../../router.js';
 import { LiveBadge, useDebounced, useLive } from '../../parts/live.js';
 import { Status, useLoad } from '../../parts/load.js';
 import { Pager, Th } from '../../parts/table-parts.js';
-import { REQUEST_AXIS, UPlotChart } from '../../parts/uplot-chart.js';
+import { barScale, REQUEST_AXIS, UPlotChart, VALUE_AXIS_SIZE } from '../../parts/uplot-chart.js';
 import { TotalsFigures } from '../overview/view.js';
 import { breaks as breaksOf, cumulative, describe, loadSession, timelineMarks, uncachedOf, withLive } from './data.js';
 import { TokenChart } from './token-chart.js';
@@ -130,8 +130,9 @@ function Running({ rows }: { rows: readonly RequestRow[] }) {
   const data = useMemo(() => cumulative(rows), [rows]);
   const options = useMemo<Omit<uPlot.Options, 'width' | 'height'>>(() => ({
     cursor: { drag: { x: true, y: false } },
-    scales: { x: { time: false } },
-    axes: [REQUEST_AXIS, { stroke: '#444', size: 70, values: (_u, vals) => vals.map((v) => usd(v)) }],
+    // The token chart's x scale and axis width: request N sits under its bar.
+    scales: { x: barScale(false) },
+    axes: [REQUEST_AXIS, { stroke: '#444', size: VALUE_AXIS_SIZE, values: (_u, vals) => vals.map((v) => usd(v)) }],
     series: [
       { label: 'request' },
       { label: 'Cost', stroke: '#2f6db5', width: 2, value: (_u, v) => (v === null ? '–' : usd(v)) },
