@@ -94,9 +94,14 @@ export interface OpenAIErrorBody {
   error: { message: string; type: string; param: string | null; code: string | null };
 }
 
-/** The one renderer of `{"error":{...}}` bodies. */
+/**
+ * The one renderer of `{"error":{...}}` bodies. A code the `proxy` command prints (type
+ * `cli_error`) can also answer an HTTP caller (a bad session id in the inspector's API, a session
+ * another process holds): there it has the type an OpenAI client knows for its status.
+ */
 export function errorBody(err: ProxyError): OpenAIErrorBody {
-  return { error: { message: err.message, type: err.type, param: err.param, code: err.code } };
+  const type = err.type !== 'cli_error' ? err.type : err.status < 500 ? 'invalid_request_error' : 'server_error';
+  return { error: { message: err.message, type, param: err.param, code: err.code } };
 }
 
 export function isProxyError(value: unknown): value is ProxyError {

@@ -23,4 +23,10 @@ describe('the error table', () => {
       error: { message: 'The model "gpt-x" does not exist. Known models: a, b.', type: 'invalid_request_error', param: 'model', code: 'model_not_found' },
     });
   });
+
+  it('gives a code the CLI prints the HTTP type of its status when it answers a request', () => {
+    expect(errorBody(new ProxyError('bad_argument', { detail: 'x' })).error).toMatchObject({ type: 'invalid_request_error', code: 'bad_argument' });
+    expect(errorBody(new ProxyError('log_locked', { file: 'f', pid: 1 })).error).toMatchObject({ type: 'invalid_request_error', code: 'log_locked' });
+    expect(errorBody(new ProxyError('log_malformed', { file: 'f', line: 1, detail: 'd' })).error).toMatchObject({ type: 'server_error', code: 'log_malformed' });
+  });
 });

@@ -90,7 +90,10 @@ describe('GET /api/sessions/:id', () => {
     const res = await getJson<{ error: { code: string } }>(w, '/api/sessions/no-such-session');
     expect(res.status).toBe(404);
     expect(res.body.error.code).toBe('session_not_found');
-    expect((await getJson(w, '/api/sessions/..%2Fetc')).status).toBeGreaterThanOrEqual(400);
+    const bad = await getJson<{ error: { type: string; code: string; message: string } }>(w, '/api/sessions/..%2Fetc');
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({ type: 'invalid_request_error', code: 'bad_argument' });
+    expect(bad.body.error.message).toContain('invalid session id');
   });
 });
 
