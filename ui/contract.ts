@@ -118,7 +118,7 @@ export interface RequestDetail {
   wire: string;
   digest: { logged: string | null; rebuilt: string | null; verified: boolean; problem?: string };
   upstream: { model: string; messages: UpstreamMessage[]; params?: Record<string, unknown>; tools?: unknown[] };
-  hints: Record<string, unknown>;
+  hints: Hints;
   reasoning_back: ReasoningBack[];
   /** How many of those blocks the upstream dropped as bound to a prefix that changed; null until the reply. */
   dropped_blocks: number | null;
@@ -126,6 +126,19 @@ export interface RequestDetail {
   /** As `proxy diff` prints it: first, none, trim, ...; and the predecessor's seq. */
   cause?: string;
   previous?: number | null;
+}
+
+/** The hints the request's `llm.req` recorded (src/core/events.ts, HintsRecord), and two the API derives from them. */
+export interface Hints {
+  session_key?: boolean;
+  headers?: string[];
+  cache_control?: string;
+  breakpoints?: number;
+  prompt_cache?: { mode: string; marks: number[] };
+  gemini_cache?: { name: string; messages: number; tokens: number; created?: true; kept_until?: string };
+  cache_key_sent?: boolean;
+  affinity_headers?: string[];
+  [other: string]: unknown;
 }
 
 /** An assistant message of the rebuilt request that carries reasoning given back to the model. */

@@ -3,6 +3,8 @@
  * rebuilt messages, and the first difference from its predecessor highlighted where it is, with
  * the cause `proxy diff` names.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { proxy as cli } from '../cli/helpers.js';
 import { expectAccessible, screenshot, startUiWorld, statsJson, tabThrough, type UiWorld } from './world.js';
@@ -19,6 +21,14 @@ function diffJson(id: string, seq: number): { cause: string; index: number | nul
   const r = cli(['diff', id, String(seq), '--json', '--data-dir', w.dataDir]);
   expect(r.code, r.stderr).toBe(0);
   return JSON.parse(r.stdout);
+}
+
+/** The request's `llm.req` as the log holds it. */
+function requestEvent(id: string, seq: number): Record<string, unknown> {
+  const lines = readFileSync(join(w.dataDir, 'sessions', `${id}.jsonl`), 'utf8').trimEnd().split('\n');
+  const event = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((e) => e.seq === seq);
+  expect(event?.type).toBe('llm.req');
+  return event!;
 }
 
 async function openBreak(id: string, cause: string): Promise<number> {
@@ -49,7 +59,14 @@ describe('a break, opened from its session', () => {
     const marked = page.getByTestId('diff-message');
     expect(Number(await marked.getAttribute('data-index'))).toBe(diff.index);
     expect(await marked.locator('details').getAttribute('open')).not.toBeNull();
-    expect(await page.getByTestId('hints').count()).toBe(1);
+    // The hints in words, each once: what the log's llm.req recorded.
+    const logged = requestEvent(w.ids.trimmed, seq).hints as { session_key?: boolean; headers?: string[] };
+    expect(logged.session_key).toBe(true);
+    expect(logged.headers!.length).toBeGreaterThan(0);
+    const hints = page.getByTestId('hint');
+    expect(await hints.evaluateAll((rows) => rows.map((r) => r.getAttribute('data-key')))).toEqual(['session_key', 'headers']);
+    expect(await page.locator('[data-testid="hint"][data-key="session_key"] dt').textContent()).toBe('prompt_cache_key');
+    expect(await page.locator('[data-testid="hint"][data-key="headers"] dd code').allTextContents()).toEqual(logged.headers);
     await screenshot(page, 'request');
   });
 

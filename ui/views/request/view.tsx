@@ -9,6 +9,7 @@ import { cause } from '../../format.js';
 import { href } from '../../router.js';
 import { Status, useLoad } from '../../parts/load.js';
 import { asText, diffIndex, loadRequest, spans } from './data.js';
+import { Hints } from './hints.js';
 
 export function RequestPage({ id, seq }: { id: string; seq: number }) {
   const loaded = useLoad((signal) => loadRequest(id, seq, signal), [id, seq]);
@@ -57,7 +58,7 @@ function RequestBody({ r }: { r: RequestDetail & { sessionId: string } }) {
       <div class="columns">
         <section aria-labelledby="hints-h">
           <h2 id="hints-h">Cache hints added</h2>
-          <KeyValues value={r.hints} testid="hints" empty="No hints added." />
+          <Hints hints={r.hints} />
         </section>
         <section aria-labelledby="reasoning-h">
           <h2 id="reasoning-h">Reasoning given back</h2>
@@ -116,16 +117,6 @@ function Difference({ diff }: { diff: FirstDifference | null }) {
         </figure>
       </div>
     </div>
-  );
-}
-
-function KeyValues({ value, testid, empty }: { value: Record<string, unknown>; testid: string; empty: string }) {
-  const entries = Object.entries(value ?? {}).filter(([, v]) => v !== undefined && v !== null);
-  if (entries.length === 0) return <p class="muted">{empty}</p>;
-  return (
-    <dl class="kv" data-testid={testid}>
-      {entries.map(([k, v]) => <div data-key={k}><dt>{k.replaceAll('_', ' ')}</dt><dd><pre>{asText(v)}</pre></dd></div>)}
-    </dl>
   );
 }
 
