@@ -105,7 +105,10 @@ export class SessionManager {
     this.#files = new SessionFiles(store);
     this.#now = opts.now;
     this.#warn = opts.warn ?? (() => undefined);
-    this.#idleMs = opts.idleMs;
+    // A live session leaves memory by its locate horizon at the latest: held past it, it would
+    // still be continued where a stored one is not, and the inspector already says it is not
+    // (docs/decisions/0023-stored-sessions-located-for-a-time.md).
+    this.#idleMs = opts.forgetAfterMs === undefined ? opts.idleMs : Math.min(opts.idleMs ?? Infinity, opts.forgetAfterMs);
     // Not on a store shared by replicas: there a session read back costs database round trips, and
     // another replica may take the conversation's next request anyway (docs/scaling.md).
     this.#oneShotsLeave = opts.oneShotsLeave ?? !store.shared;

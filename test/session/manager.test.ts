@@ -414,6 +414,24 @@ describe('SessionManager', () => {
     expect(late.session.id).not.toBe(recent.session.id);
   });
 
+  it('a live session leaves memory by locate_days at the latest, whatever idle_minutes says: past them it is not continued', async () => {
+    const DAY = 86_400_000;
+    let t = Date.parse('2026-03-04T05:06:07.000Z');
+    const m = new SessionManager(store, { now: () => new Date(t), idleMs: 365 * DAY, forgetAfterMs: 30 * DAY, oneShotsLeave: false });
+    await m.init();
+    managers.push(m);
+    const r1 = reply('r1');
+    const first = await run(m, [u('a long task')], r1);
+    t += 10 * DAY;
+    expect(await m.evictIdle()).toBe(0);
+    expect((await run(m, [u('a long task'), asAssistant(r1), u('more')], reply('r2'))).session.id).toBe(first.session.id);
+    t += 31 * DAY;
+    expect(await m.evictIdle()).toBe(1);
+    const late = await run(m, [u('a long task'), asAssistant(r1), u('more'), asAssistant(reply('r2')), u('and more')], reply('r3'));
+    expect(late.session.id).not.toBe(first.session.id);
+    expect(late.plan.kind).toBe('new');
+  });
+
   it('a stored session is found by its latest reply only where that reply answered the same message', async () => {
     const m = await manager();
     const done = reply('Done.');
