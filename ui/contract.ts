@@ -31,6 +31,8 @@ export interface Overview {
   by_route: (Totals & { route: string; model: string })[];
   by_key: (Totals & { key: string })[];
   series: { t: string | number; requests: number; cost_usd: number | null; cache_share: number | null }[];
+  /** Sessions whose log cannot be read: left out of every figure above. */
+  unreadable_sessions: number;
 }
 
 export type SortKey = 'last_active' | 'cost' | 'requests' | 'cache_share' | 'prompt_tokens';
@@ -57,6 +59,12 @@ export interface SessionItem {
 }
 
 export interface Page<T> { total: number; offset: number; limit: number; items: T[] }
+
+/** A session whose log cannot be read, and why (the error `proxy sessions` prints for it). */
+export interface Unreadable { id: string; error: string }
+
+/** `GET /api/sessions`: a page of sessions, and every session left out of it as unreadable (the first 50 named). */
+export interface SessionsPage extends Page<SessionItem> { unreadable: { total: number; items: Unreadable[] } }
 
 /** One request of a session: src/stats/request-rows.ts RequestRow and its running sums. */
 export interface RequestRow {

@@ -35,6 +35,8 @@ export interface InspectorDeps {
 
 const MAX_SESSIONS_PAGE = 500;
 const MAX_REQUESTS_PAGE = 5000;
+/** Unreadable sessions named in a list answer; `total` counts them all. */
+const MAX_UNREADABLE_NAMED = 50;
 
 type Query = Record<string, string | undefined>;
 
@@ -76,7 +78,8 @@ export async function inspectorPlugin(app: FastifyInstance, deps: InspectorDeps)
 
   app.get('/api/overview', api, async (req) => {
     const q = req.query as Query;
-    return overviewOf((await index.entries()).values(), period(q), now());
+    const entries = await index.entries();
+    return { ...overviewOf(entries.values(), period(q), now()), unreadable_sessions: index.unreadable().length };
   });
 
   app.get('/api/sessions', api, async (req) => {
@@ -91,7 +94,9 @@ export async function inspectorPlugin(app: FastifyInstance, deps: InspectorDeps)
       offset: integer(q, 'offset', 0, 1e9),
       limit: integer(q, 'limit', 50, MAX_SESSIONS_PAGE),
     };
-    return listSessions((await index.entries()).values(), query, now(), deps.config.sessions.locateDays);
+    const entries = await index.entries();
+    const unreadable = index.unreadable();
+    return { ...listSessions(entries.values(), query, now(), deps.config.sessions.locateDays), unreadable: { total: unreadable.length, items: unreadable.slice(0, MAX_UNREADABLE_NAMED) } };
   });
 
   app.get<{ Params: { id: string } }>('/api/sessions/:id', api, async (req) => {

@@ -26,8 +26,8 @@ export class SessionIndex {
   readonly #prices: PriceBook;
   readonly #opts: SessionIndexOptions;
   readonly #entries = new Map<string, SessionEntry>();
-  /** Sessions that could not be read, with why. */
-  readonly unreadable = new Map<string, string>();
+  /** Sessions whose log could not be read: why, and the length it had (read again once it changes). */
+  readonly #unreadable = new Map<string, { error: string; size: number }>();
   readonly #touched = new Set<string>();
   #scannedAt = -Infinity;
   #scan: Promise<void> | undefined;
@@ -70,11 +70,21 @@ export class SessionIndex {
     const changed: { id: string; size: number }[] = [];
     for (const { id, size } of snapshot) {
       seen.add(id);
-      if (this.#entries.get(id)?.size !== size || size < 0) changed.push({ id, size });
+      const known = this.#entries.get(id)?.size ?? this.#unreadable.get(id)?.size;
+      if (known !== size || size < 0) changed.push({ id, size });
     }
     for (const id of this.#entries.keys()) if (!seen.has(id)) this.#entries.delete(id);
+    for (const id of this.#unreadable.keys()) if (!seen.has(id)) this.#unreadable.delete(id);
     await this.#readAll(changed);
     this.#scannedAt = started;
+  }
+
+  /**
+   * The sessions whose log cannot be read, by id: left out of every list and figure, so the page
+   * names them (as `proxy sessions` does) rather than let them vanish. Current to the last `entries()`.
+   */
+  unreadable(): { id: string; error: string }[] {
+    return [...this.#unreadable].map(([id, u]) => ({ id, error: u.error })).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
   /** Forces a scan now (the live feed's poll for what other replicas answered). */
@@ -103,11 +113,11 @@ export class SessionIndex {
       const entry = entryOf(id, log.events, this.#prices, size, log.torn !== undefined);
       const before = this.#entries.get(id);
       this.#entries.set(id, entry);
-      this.unreadable.delete(id);
+      this.#unreadable.delete(id);
       if (this.#scannedAt !== -Infinity) this.#announce(id, before, entry);
     } catch (err) {
       this.#entries.delete(id);
-      this.unreadable.set(id, err instanceof Error ? err.message : String(err));
+      this.#unreadable.set(id, { error: err instanceof Error ? err.message : String(err), size });
     }
   }
 }

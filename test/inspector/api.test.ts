@@ -4,7 +4,8 @@
  * request is rebuilt with its digest verified and its first difference named as `proxy diff` does.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readSessionStats } from '../../src/stats/collect.js';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { listSessionSummaries, readSessionStats } from '../../src/stats/collect.js';
 import { pricesFromConfig } from '../../src/stats/prices.js';
 import { loadConfig } from '../../src/config/load.js';
 import { join } from 'node:path';
@@ -176,5 +177,31 @@ describe('GET /api/sessions/:id/requests/:seq', () => {
     const res = await getJson<{ error: { code: string } }>(w, `/api/sessions/${ids[0]}/requests/0`);
     expect(res.status).toBe(404);
     expect(res.body.error.code).toBe('request_not_found');
+  });
+});
+
+describe('a session whose log cannot be read', () => {
+  it('is named in the list with the error proxy sessions gives, counted by the overview, and gone once its log is', async () => {
+    // A copy of a served session's log under a new id, its second line damaged.
+    const source = w.proxy.store.file(ids[0]!);
+    const id = '20261207T000000Z-damaged1';
+    const lines = readFileSync(source, 'utf8').split('\n');
+    lines[1] = '{"seq":2,"ts":"2026-12-07T00:00:00.000Z","type":"client.msg","msg":{';
+    writeFileSync(w.proxy.store.file(id), lines.join('\n'));
+    try {
+      const cli = await listSessionSummaries(w.proxy.store, () => undefined);
+      const expected = cli.unreadable.find((u) => u.id === id);
+      expect(expected?.error).toMatch(/:2: /);
+      const named = async () => (await getJson<{ total: number; unreadable: { total: number; items: { id: string; error: string }[] } }>(w, '/api/sessions?limit=500')).body;
+      await expect.poll(async () => (await named()).unreadable.items, { timeout: 10_000 }).toEqual([expected]);
+      const page = await named();
+      expect(page.unreadable.total).toBe(1);
+      expect(page.total).toBe(ids.length);
+      expect((await getJson<{ unreadable_sessions: number }>(w, '/api/overview?period=all')).body.unreadable_sessions).toBe(1);
+    } finally {
+      rmSync(w.proxy.store.file(id));
+    }
+    await expect.poll(async () => (await getJson<{ unreadable: { total: number } }>(w, '/api/sessions')).body.unreadable.total, { timeout: 10_000 }).toBe(0);
+    expect((await getJson<{ unreadable_sessions: number }>(w, '/api/overview?period=all')).body.unreadable_sessions).toBe(0);
   });
 });

@@ -4,7 +4,7 @@
  * key and id text; a page at a time; each row links to its session. A session idle past
  * `[sessions] locate_days` is marked as no longer continued, in the list and on its page.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectAccessible, screenshot, sessionsJson, startUiWorld, tabThrough, type UiWorld } from './world.js';
@@ -19,6 +19,13 @@ afterAll(async () => {
 
 async function open(query = ''): Promise<void> {
   await w.page.goto(`${w.proxy.url}/ui/#/sessions${query}`);
+  await w.page.getByTestId('sessions').waitFor();
+}
+
+/** The list loaded afresh. */
+async function reopen(): Promise<void> {
+  await open();
+  await w.page.reload();
   await w.page.getByTestId('sessions').waitFor();
 }
 
@@ -127,6 +134,41 @@ describe('the sessions list', () => {
     await expect.poll(() => w.page.getByTestId('session-id').textContent()).toBe(w.ids.fork);
     await w.page.getByTestId('requests').waitFor();
     expect(await w.page.getByTestId('not-continued').count()).toBe(0);
+  });
+
+  it('names a session whose log cannot be read, with the error proxy sessions prints, on the list and the overview', async () => {
+    // A served session's log under an id of its own, its second line cut short.
+    const damaged = '20261207T000000Z-damaged1';
+    const file = join(w.dataDir, 'sessions', `${damaged}.jsonl`);
+    const lines = readFileSync(join(w.dataDir, 'sessions', `${w.ids.conversation}.jsonl`), 'utf8').split('\n');
+    lines[1] = lines[1]!.slice(0, 40);
+    writeFileSync(file, lines.join('\n'));
+    try {
+      const cli = sessionsJson(w).unreadable;
+      expect(cli.map((u) => u.id)).toEqual([damaged]);
+      // The inspector looks for new logs every two seconds: the list is read again until it has it.
+      const notice = w.page.getByTestId('unreadable');
+      await expect.poll(async () => (await reopen(), notice.count()), { timeout: 10_000 }).toBe(1);
+      expect(await notice.getByRole('heading').textContent()).toBe("1 session's log cannot be read");
+      const item = w.page.getByTestId('unreadable-session');
+      expect(await item.getAttribute('data-id')).toBe(damaged);
+      expect(await item.textContent()).toBe(`${damaged}: ${cli[0]!.error}`);
+      // Not a row of the table, whose count is proxy sessions' readable ones.
+      expect(await w.page.locator(`[data-testid="session-row"][data-id="${damaged}"]`).count()).toBe(0);
+      expect(Number(await w.page.getByTestId('sessions').getAttribute('data-total'))).toBe(sessionsJson(w).sessions.length);
+      await expectAccessible(w.page);
+      await screenshot(w.page, 'sessions-unreadable');
+
+      // Its page says why, naming the file and the line.
+      await item.getByRole('link').click();
+      await expect.poll(() => w.page.getByTestId('error').textContent()).toContain(`${damaged}.jsonl:2:`);
+
+      await w.page.goto(`${w.proxy.url}/ui/#/?period=all`);
+      await expect.poll(() => w.page.getByTestId('overview-unreadable').getAttribute('data-value')).toBe('1');
+    } finally {
+      rmSync(file);
+    }
+    await expect.poll(async () => (await reopen(), w.page.getByTestId('unreadable').count()), { timeout: 10_000 }).toBe(0);
   });
 
   it('is accessible and every link and button is reached with Tab', async () => {

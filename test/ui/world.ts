@@ -229,7 +229,7 @@ export interface StatsJson {
   session: CliTotals & { id: string; last_active: string | null };
   requests: { seq: number; cause: string | null; prompt_tokens: number | null; cached_tokens: number | null; cache_write_tokens: number | null; completion_tokens: number | null; cost_usd: number | null; dropped_blocks: number | null }[];
 }
-export interface SessionsJson { sessions: (CliTotals & { id: string; models: string[]; last_active: string | null })[] }
+export interface SessionsJson { sessions: (CliTotals & { id: string; models: string[]; last_active: string | null })[]; unreadable: { id: string; error: string }[] }
 
 /** The number a figure holds (its `data-value`); null for unknown. */
 export async function figure(page: Page, testid: string): Promise<number | null> {

@@ -40,6 +40,11 @@ function OverviewBody({ overview }: { overview: Overview }) {
     <>
       <p class="muted" data-testid="overview-range">{overview.from === null ? 'All time' : `${time(overview.from)} to ${time(overview.to)}`}</p>
       <TotalsFigures totals={t} prefix="overview" />
+      {overview.unreadable_sessions > 0 && (
+        <p class="status error" data-testid="overview-unreadable" data-value={overview.unreadable_sessions}>
+          These figures leave out {int(overview.unreadable_sessions)} session{overview.unreadable_sessions === 1 ? ' whose log' : 's whose logs'} cannot be read: <a href={href.sessions()}>Sessions</a> names {overview.unreadable_sessions === 1 ? 'it' : 'them'}.
+        </p>
+      )}
       <div class="columns">
         <section aria-labelledby="causes-h">
           <h2 id="causes-h">Breaks by cause</h2>

@@ -1,6 +1,6 @@
 /** The sessions list: its query (kept in the URL's hash) and its read. */
 import { getJson } from '../../api.js';
-import { PERIODS, type Page, type Period, type SessionItem, type SortKey } from '../../contract.js';
+import { PERIODS, type Period, type SessionsPage, type SortKey } from '../../contract.js';
 import type { Dir } from '../../parts/table-parts.js';
 
 export const PAGE_SIZE = 50;
@@ -44,6 +44,6 @@ export function writeQuery(q: SessionsQuery): Record<string, string> {
   };
 }
 
-export function loadSessions(q: SessionsQuery, signal: AbortSignal): Promise<Page<SessionItem>> {
-  return getJson<Page<SessionItem>>('sessions', { ...q, limit: PAGE_SIZE }, signal);
+export function loadSessions(q: SessionsQuery, signal: AbortSignal): Promise<SessionsPage> {
+  return getJson<SessionsPage>('sessions', { ...q, limit: PAGE_SIZE }, signal);
 }

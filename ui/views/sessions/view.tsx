@@ -1,6 +1,6 @@
 /** Sessions: one row each, sorted by a header, filtered by model, key, id text and period, a page at a time. */
 import { useState } from 'preact/hooks';
-import { PERIODS, type Page, type SessionItem, type SortKey } from '../../contract.js';
+import { PERIODS, type Page, type SessionItem, type SessionsPage, type SortKey } from '../../contract.js';
 import { int, passed, pct, shortId, time, usd } from '../../format.js';
 import { href } from '../../router.js';
 import { LiveBadge, useDebounced, useLive } from '../../parts/live.js';
@@ -23,7 +23,7 @@ export function SessionsPage({ query }: { query: URLSearchParams }) {
       </div>
       <Filters key={`${q.model}\n${q.key}\n${q.q}`} q={q} onApply={go} />
       <Status loaded={loaded} what="the sessions">
-        {loaded.data !== undefined && <SessionsTable page={loaded.data} q={q} go={go} />}
+        {loaded.data !== undefined && <><Unreadable list={loaded.data.unreadable} /><SessionsTable page={loaded.data} q={q} go={go} /></>}
       </Status>
     </>
   );
@@ -51,6 +51,21 @@ function Filters({ q, onApply }: { q: SessionsQuery; onApply: (change: Partial<S
       </label>
       <button type="submit" data-testid="filter-apply">Filter</button>
     </form>
+  );
+}
+
+/** The sessions whose log cannot be read: named, as `proxy sessions` names them, not left to vanish. */
+function Unreadable({ list }: { list: SessionsPage['unreadable'] }) {
+  if (list.total === 0) return null;
+  return (
+    <section class="status error" role="status" aria-labelledby="unreadable-h" data-testid="unreadable" data-total={list.total}>
+      <h2 id="unreadable-h">{int(list.total)} session{list.total === 1 ? "'s log cannot" : "s' logs cannot"} be read</h2>
+      <p>{list.total === 1 ? 'It is' : 'They are'} not in this list or in any figure of the inspector. <code>proxy replay SESSION</code> names the damaged line; the proxy does not continue such a session.</p>
+      <ul>
+        {list.items.map((u) => <li data-testid="unreadable-session" data-id={u.id}><a href={href.session(u.id)}><code>{u.id}</code></a>: {u.error}</li>)}
+        {list.total > list.items.length && <li class="muted">and {int(list.total - list.items.length)} more</li>}
+      </ul>
+    </section>
   );
 }
 
