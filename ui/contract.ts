@@ -96,6 +96,9 @@ export interface RequestRow {
   uncached_tokens: number | null;
 }
 
+/** A request's own row, as the session page has it but without the running sums, and its cost uncached. */
+export type RequestFigures = Omit<RequestRow, 'cumulative_cost_usd' | 'cumulative_savings_usd'> & { uncached_cost_usd: number | null; savings_usd: number | null };
+
 export type TimelineKind = 'elide' | 'fold' | 'cap' | 'summary' | 'rewrite' | 'side' | 'fork';
 export interface TimelineMark { seq: number; kind: TimelineKind; detail: unknown }
 
@@ -134,6 +137,7 @@ export interface RequestDetail {
   /** As `proxy diff` prints it: first, none, trim, ...; and the predecessor's seq. */
   cause?: string;
   previous?: number | null;
+  figures: RequestFigures;
 }
 
 /** The hints the request's `llm.req` recorded (src/core/events.ts, HintsRecord), and two the API derives from them. */

@@ -3,14 +3,18 @@
  * it (the window folded over the events before it, under the recipe the log recorded), its digest
  * checked against the one logged, the hints the `llm.req` recorded, the reasoning given back and
  * how many of its blocks the upstream dropped, and the first difference from the request before it
- * as `proxy diff` names it (firstDifference).
+ * as `proxy diff` names it (firstDifference); and what it cost: its row of `proxy stats SESSION`,
+ * priced as the session page prices it.
  */
 import { ProxyError } from '../core/errors.js';
 import type { EventOf, HintsRecord, LogEvent } from '../core/events.js';
 import type { NeutralRequest } from '../core/types.js';
 import { firstDifference, WindowState, windowInputOf } from '../window/index.js';
+import type { PriceBook } from '../stats/prices.js';
+import { sessionStats } from '../stats/session-totals.js';
 import type { Store } from '../store/types.js';
 import { diffInContext, type DiffView } from './diff-context.js';
+import { pricedRows, type PricedRow } from './figures.js';
 
 export interface RequestView {
   seq: number;
@@ -32,9 +36,11 @@ export interface RequestView {
   /** Added: the cause as `proxy diff` prints it (`first`, `none`, `trim`, ...), and the predecessor's seq. */
   cause: string;
   previous: number | null;
+  /** Its tokens, cost and savings as the session page's row for it (sessionStats, pricedRows). */
+  figures: PricedRow;
 }
 
-export async function requestView(store: Pick<Store, 'file' | 'exists' | 'read'>, id: string, seq: number, wireOf: (route: string) => string | null): Promise<RequestView> {
+export async function requestView(store: Pick<Store, 'file' | 'exists' | 'read'>, id: string, seq: number, wireOf: (route: string) => string | null, prices: PriceBook): Promise<RequestView> {
   const file = store.file(id);
   if (!(await store.exists(id))) throw new ProxyError('session_not_found', { session: id, file });
   const { events } = await store.read(id);
@@ -64,6 +70,7 @@ export async function requestView(store: Pick<Store, 'file' | 'exists' | 'read'>
     diff: prev === undefined || diff === undefined || diff.cause === 'none' ? null : diffInContext(prev.request, next.request, diff),
     cause: prev === undefined ? 'first' : (diff?.cause ?? 'none'),
     previous: previous?.seq ?? null,
+    figures: pricedRows(sessionStats(id, events, prices).requests.filter((r) => r.seq === seq), prices)[0]!,
   };
 }
 

@@ -107,7 +107,7 @@ export async function inspectorPlugin(app: FastifyInstance, deps: InspectorDeps)
 
   app.get<{ Params: { id: string; seq: string } }>('/api/sessions/:id/requests/:seq', api, async (req) => {
     const seq = integer({ seq: req.params.seq }, 'seq', 0, Number.MAX_SAFE_INTEGER);
-    return requestView(deps.store, req.params.id, seq, wireOf);
+    return requestView(deps.store, req.params.id, seq, wireOf, prices);
   });
 
   app.get('/api/live', api, async (req, reply) => {

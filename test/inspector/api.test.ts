@@ -168,6 +168,9 @@ describe('GET /api/sessions/:id/requests/:seq', () => {
     expect(body.diff.cause).toBe('client_rewrite');
     expect(body.diff.context.before.length).toBeGreaterThan(0);
     expect(detail.body.timeline.map((t: { kind: string }) => t.kind)).toContain('rewrite');
+    // What it cost: the session's row for it, without the running sums.
+    const { cumulative_cost_usd: _c, cumulative_savings_usd: _s, ...row } = last;
+    expect(body.figures).toEqual(row);
     const first = await getJson<Json>(w, `/api/sessions/${id}/requests/${detail.body.requests[0].seq}`);
     expect(first.body).toMatchObject({ cause: 'first', diff: null, previous: null });
     expect(first.body.hints).toHaveProperty('cache_key_sent');

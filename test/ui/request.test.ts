@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { proxy as cli } from '../cli/helpers.js';
-import { expectAccessible, screenshot, startUiWorld, statsJson, tabThrough, type UiWorld } from './world.js';
+import { expectAccessible, figure, screenshot, startUiWorld, statsJson, tabThrough, type UiWorld } from './world.js';
 
 let w: UiWorld;
 beforeAll(async () => {
@@ -59,6 +59,16 @@ describe('a break, opened from its session', () => {
     const marked = page.getByTestId('diff-message');
     expect(Number(await marked.getAttribute('data-index'))).toBe(diff.index);
     expect(await marked.locator('details').getAttribute('open')).not.toBeNull();
+    // What it cost: proxy stats' row for it, on screen.
+    const row = statsJson(w, w.ids.trimmed).requests.find((r) => r.seq === seq)!;
+    expect(await figure(page, 'request-prompt-tokens')).toBe(row.prompt_tokens);
+    expect(await figure(page, 'request-cached-tokens')).toBe(row.cached_tokens);
+    expect(await figure(page, 'request-output-tokens')).toBe(row.completion_tokens);
+    expect(await figure(page, 'request-cost')).toBeCloseTo(row.cost_usd!, 12);
+    expect(await page.getByTestId('request-cost').textContent()).toMatch(/^\$0\.\d+$/);
+    expect(await page.getByTestId('request-status').count()).toBe(0);
+    // A trim broke the prefix: most of the prompt was not read from the cache.
+    expect(row.cached_tokens!).toBeLessThan(row.prompt_tokens! / 2);
     // The hints in words, each once: what the log's llm.req recorded.
     const logged = requestEvent(w.ids.trimmed, seq).hints as { session_key?: boolean; headers?: string[] };
     expect(logged.session_key).toBe(true);

@@ -9,6 +9,7 @@ import { cause } from '../../format.js';
 import { href } from '../../router.js';
 import { Status, useLoad } from '../../parts/load.js';
 import { asText, diffIndex, loadRequest, spans } from './data.js';
+import { Cost } from './cost.js';
 import { Hints } from './hints.js';
 
 export function RequestPage({ id, seq }: { id: string; seq: number }) {
@@ -38,6 +39,10 @@ function RequestBody({ r }: { r: RequestDetail & { sessionId: string } }) {
         <div><dt>Model</dt><dd>{r.model}</dd></div>
         <div><dt>Wire</dt><dd>{r.wire}</dd></div>
       </dl>
+      <section aria-labelledby="cost-h">
+        <h2 id="cost-h">What it cost</h2>
+        <Cost f={r.figures} />
+      </section>
       <section aria-labelledby="digest-h">
         <h2 id="digest-h">Digest</h2>
         <p>
