@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { proxy as cli } from '../cli/helpers.js';
-import { expectAccessible, figure, screenshot, startUiWorld, statsJson, tabThrough, type UiWorld } from './world.js';
+import { expectAccessible, figure, screenshot, sessionsJson, startUiWorld, statsJson, tabThrough, type UiWorld } from './world.js';
 
 let w: UiWorld;
 beforeAll(async () => {
@@ -78,6 +78,19 @@ describe('a break, opened from its session', () => {
     expect(await page.locator('[data-testid="hint"][data-key="session_key"] dt').textContent()).toBe('prompt_cache_key');
     expect(await page.locator('[data-testid="hint"][data-key="headers"] dd code').allTextContents()).toEqual(logged.headers);
     await screenshot(page, 'request');
+  });
+
+  it('a call the upstream refused: its page says so, with the error proxy stats gives', async () => {
+    const before = new Set(sessionsJson(w).sessions.map((s) => s.id));
+    await expect(w.client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'a request the upstream refuses [[error 400]]' }] })).rejects.toThrow();
+    const id = sessionsJson(w).sessions.map((s) => s.id).find((s) => !before.has(s))!;
+    const row = statsJson(w, id).requests[0]!;
+    expect(row.status).toBe('error');
+    await w.page.goto(`${w.proxy.url}/ui/#/s/${encodeURIComponent(id)}/r/${row.seq}`);
+    const status = w.page.getByTestId('request-status');
+    await expect.poll(() => status.getAttribute('data-value')).toBe('error');
+    expect(await status.textContent()).toBe(`The upstream call failed: ${row.error}.`);
+    expect(await figure(w.page, 'request-cost')).toBeNull();
   });
 
   it('a client rewrite: the edited message, with its cause', async () => {

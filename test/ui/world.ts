@@ -227,7 +227,7 @@ export interface CliTotals {
 }
 export interface StatsJson {
   session: CliTotals & { id: string; last_active: string | null };
-  requests: { seq: number; cause: string | null; prompt_tokens: number | null; cached_tokens: number | null; cache_write_tokens: number | null; completion_tokens: number | null; cost_usd: number | null; dropped_blocks: number | null }[];
+  requests: { seq: number; status: string; error: string | null; cause: string | null; prompt_tokens: number | null; cached_tokens: number | null; cache_write_tokens: number | null; completion_tokens: number | null; cost_usd: number | null; dropped_blocks: number | null }[];
 }
 export interface SessionsJson { sessions: (CliTotals & { id: string; models: string[]; last_active: string | null })[]; unreadable: { id: string; error: string }[] }
 
