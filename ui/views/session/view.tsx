@@ -169,8 +169,8 @@ function RequestsTable({ session, rows }: { session: string; rows: readonly Requ
             {page.map((r, i) => (
               <tr data-testid="request-row" data-seq={r.seq} class={isBreak(r.cause) ? 'break' : undefined}>
                 <td class="num">{offset + i + 1}</td>
-                <th scope="row"><a href={href.request(session, r.seq)} data-testid="request-link">seq {r.seq}</a></th>
-                <td>{time(r.ts)}</td>
+                <th scope="row" class="nowrap"><a href={href.request(session, r.seq)} data-testid="request-link">seq {r.seq}</a></th>
+                <td class="nowrap">{time(r.ts)}</td>
                 <td>{r.route}</td>
                 <td data-testid="cause" data-value={r.cause ?? 'null'}>{r.cause === null ? '–' : <span class={`cause c-${r.cause}`}>{cause(r.cause)}</span>}</td>
                 <td data-testid="status">{r.status}{r.error !== null ? `: ${r.error}` : ''}<Dropped count={r.dropped_blocks} /></td>

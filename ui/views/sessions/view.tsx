@@ -98,14 +98,14 @@ function SessionsTable({ page, q, go }: { page: Page<SessionItem>; q: SessionsQu
                   {s.parent !== null && s.side === null && <span class="tag">fork</span>}
                   {passed(s.continued_until) && <span class="tag" data-testid="not-continued" title={`Idle past [sessions] locate_days (since ${time(s.continued_until)}): a request that continues this conversation starts a new session.`}>not continued</span>}
                 </th>
-                <td data-testid="client">{s.client ?? '–'}</td>
+                <td class="nowrap" data-testid="client">{s.client ?? '–'}</td>
                 <td data-testid="model">{s.route ?? s.model ?? '–'}</td>
                 <td class="num" data-testid="requests" data-value={s.requests}>{int(s.requests)}</td>
                 <td class="num" data-testid="prompt-tokens" data-value={String(s.prompt_tokens)}>{int(s.prompt_tokens)}</td>
                 <td class="num" data-testid="cache-share" data-value={String(s.cache_share)}>{pct(s.cache_share)}</td>
                 <td class="num" data-testid="cost" data-value={String(s.cost_usd)}>{usd(s.cost_usd)}</td>
                 <td class="num" data-testid="savings" data-value={String(s.savings_usd)}>{usd(s.savings_usd)}</td>
-                <td data-testid="last-active" data-value={s.last_active ?? 'null'}>{time(s.last_active)}</td>
+                <td class="nowrap" data-testid="last-active" data-value={s.last_active ?? 'null'}>{time(s.last_active)}</td>
               </tr>
             ))}
           </tbody>
