@@ -138,6 +138,8 @@ export interface RequestDetail {
   cause?: string;
   previous?: number | null;
   figures: RequestFigures;
+  /** Where the call failed: the upstream's status and its own words, or the transport's error. */
+  failure: { status: number | null; message: string | null; error: string | null; attempts: number | null } | null;
 }
 
 /** The hints the request's `llm.req` recorded (src/core/events.ts, HintsRecord), and two the API derives from them. */

@@ -38,7 +38,21 @@ export interface RequestView {
   previous: number | null;
   /** Its tokens, cost and savings as the session page's row for it (sessionStats, pricedRows). */
   figures: PricedRow;
+  /** Where the call failed (its `llm.error`): the upstream's status and what its body says, or the transport's error; null otherwise. */
+  failure: Failure | null;
 }
+
+export interface Failure {
+  status: number | null;
+  /** The upstream's own words: its body's `error.message` (every wire's error shape has one), else the body's start. */
+  message: string | null;
+  /** The transport's error where there was no answer (refused, reset, a timeout). */
+  error: string | null;
+  attempts: number | null;
+}
+
+/** As much of an upstream's error body as a page shows. */
+const MESSAGE_CHARS = 2000;
 
 export async function requestView(store: Pick<Store, 'file' | 'exists' | 'read'>, id: string, seq: number, wireOf: (route: string) => string | null, prices: PriceBook): Promise<RequestView> {
   const file = store.file(id);
@@ -71,7 +85,25 @@ export async function requestView(store: Pick<Store, 'file' | 'exists' | 'read'>
     cause: prev === undefined ? 'first' : (diff?.cause ?? 'none'),
     previous: previous?.seq ?? null,
     figures: pricedRows(sessionStats(id, events, prices).requests.filter((r) => r.seq === seq), prices)[0]!,
+    failure: failureOf(events.find((e): e is EventOf<'llm.error'> => e.type === 'llm.error' && e.req === seq)),
   };
+}
+
+function failureOf(event: EventOf<'llm.error'> | undefined): Failure | null {
+  if (event === undefined) return null;
+  return { status: event.status ?? null, message: event.body === undefined ? null : messageOf(event.body), error: event.error ?? null, attempts: event.attempts ?? null };
+}
+
+function messageOf(body: string): string {
+  try {
+    const parsed = JSON.parse(body) as { error?: { message?: unknown } | unknown; message?: unknown };
+    const inner = typeof parsed.error === 'object' && parsed.error !== null ? (parsed.error as { message?: unknown }).message : undefined;
+    const message = inner ?? parsed.message;
+    if (typeof message === 'string' && message !== '') return message.slice(0, MESSAGE_CHARS);
+  } catch {
+    // not JSON: its text
+  }
+  return body.slice(0, MESSAGE_CHARS);
 }
 
 interface Built {

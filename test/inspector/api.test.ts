@@ -176,6 +176,21 @@ describe('GET /api/sessions/:id/requests/:seq', () => {
     expect(first.body.hints).toHaveProperty('cache_key_sent');
   });
 
+  it('says where a call failed: the upstream\'s status and its own message, no cost', async () => {
+    const before = new Set(await w.proxy.store.listSessions());
+    await expect(w.client.chat.completions.create({ model: 'ds', messages: [{ role: 'user', content: 'refuse this [[error 400]]' }] })).rejects.toThrow();
+    const id = (await w.proxy.store.listSessions()).find((s) => !before.has(s))!;
+    const detail = await getJson<Json>(w, `/api/sessions/${id}`);
+    const row = detail.body.requests[0];
+    expect(row.status).toBe('error');
+    const { body } = await getJson<Json>(w, `/api/sessions/${id}/requests/${row.seq}`);
+    expect(body.failure).toMatchObject({ status: 400, error: null });
+    expect(body.failure.message).toBe('Simulated error 400 (asked for by [[error 400]]).');
+    expect(body.figures).toMatchObject({ status: 'error', cost_usd: null });
+    const ok = await getJson<Json>(w, `/api/sessions/${ids[0]}/requests/${(await getJson<Json>(w, `/api/sessions/${ids[0]}`)).body.requests[0].seq}`);
+    expect(ok.body.failure).toBeNull();
+  });
+
   it('404s a seq that is no request', async () => {
     const res = await getJson<{ error: { code: string } }>(w, `/api/sessions/${ids[0]}/requests/0`);
     expect(res.status).toBe(404);
@@ -199,7 +214,7 @@ describe('a session whose log cannot be read', () => {
       await expect.poll(async () => (await named()).unreadable.items, { timeout: 10_000 }).toEqual([expected]);
       const page = await named();
       expect(page.unreadable.total).toBe(1);
-      expect(page.total).toBe(ids.length);
+      expect(page.total).toBe(cli.sessions.length);
       expect((await getJson<{ unreadable_sessions: number }>(w, '/api/overview?period=all')).body.unreadable_sessions).toBe(1);
     } finally {
       rmSync(w.proxy.store.file(id));

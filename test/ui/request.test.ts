@@ -23,10 +23,13 @@ function diffJson(id: string, seq: number): { cause: string; index: number | nul
   return JSON.parse(r.stdout);
 }
 
+function readLog(id: string): Record<string, unknown>[] {
+  return readFileSync(join(w.dataDir, 'sessions', `${id}.jsonl`), 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
 /** The request's `llm.req` as the log holds it. */
 function requestEvent(id: string, seq: number): Record<string, unknown> {
-  const lines = readFileSync(join(w.dataDir, 'sessions', `${id}.jsonl`), 'utf8').trimEnd().split('\n');
-  const event = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((e) => e.seq === seq);
+  const event = readLog(id).find((e) => e.seq === seq);
   expect(event?.type).toBe('llm.req');
   return event!;
 }
@@ -89,7 +92,11 @@ describe('a break, opened from its session', () => {
     await w.page.goto(`${w.proxy.url}/ui/#/s/${encodeURIComponent(id)}/r/${row.seq}`);
     const status = w.page.getByTestId('request-status');
     await expect.poll(() => status.getAttribute('data-value')).toBe('error');
-    expect(await status.textContent()).toBe(`The upstream call failed: ${row.error}.`);
+    // The upstream's status and its own words, from the log's llm.error.
+    const error = readLog(id).find((e) => e.type === 'llm.error')!;
+    const said = (JSON.parse(error.body as string) as { error: { message: string } }).error.message;
+    expect(said).toContain('[[error 400]]');
+    expect(await status.textContent()).toBe(`The call failed: the upstream answered ${row.error}. It said: ${said}`);
     expect(await figure(w.page, 'request-cost')).toBeNull();
   });
 

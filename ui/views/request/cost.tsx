@@ -3,17 +3,17 @@
  * and sent uncached, its output, its cost against the same tokens uncached, and how much of the
  * previous request's prompt the cache kept. The session page's row for the request, in words.
  */
-import type { RequestFigures } from '../../contract.js';
+import type { RequestDetail, RequestFigures } from '../../contract.js';
 import { int, ms, pct, usd } from '../../format.js';
 import { Figure, Figures } from '../../parts/figure.js';
 
-export function Cost({ f }: { f: RequestFigures }) {
+export function Cost({ f, failure }: { f: RequestFigures; failure: RequestDetail['failure'] }) {
   const share = f.prompt_tokens === null || f.cached_tokens === null || f.prompt_tokens === 0 ? null : f.cached_tokens / f.prompt_tokens;
   return (
     <>
       {f.status !== 'ok' && (
         <p class={`status ${f.status === 'error' ? 'error' : ''}`} data-testid="request-status" data-value={f.status}>
-          {f.status === 'error' ? `The upstream call failed${f.error === null ? '' : `: ${f.error}`}.` : f.status === 'aborted' ? 'The client left before the reply ended.' : 'No reply is logged yet.'}
+          {f.status === 'error' ? failed(failure) : f.status === 'aborted' ? 'The client left before the reply ended.' : 'No reply is logged yet.'}
         </p>
       )}
       <Figures label="What it cost">
@@ -31,4 +31,12 @@ export function Cost({ f }: { f: RequestFigures }) {
       </Figures>
     </>
   );
+}
+
+/** A failed call in words: the upstream's status and its own message, or the transport's error, and the tries. */
+function failed(failure: RequestDetail['failure']): string {
+  if (failure === null) return 'The upstream call failed.';
+  const what = failure.status !== null ? `the upstream answered ${failure.status}` : `the upstream was not reached${failure.error === null ? '' : ` (${failure.error})`}`;
+  const tries = failure.attempts !== null && failure.attempts > 1 ? ` after ${failure.attempts} attempts` : '';
+  return `The call failed: ${what}${tries}.${failure.message === null ? '' : ` It said: ${failure.message}`}`;
 }

@@ -41,7 +41,7 @@ function RequestBody({ r }: { r: RequestDetail & { sessionId: string } }) {
       </dl>
       <section aria-labelledby="cost-h">
         <h2 id="cost-h">What it cost</h2>
-        <Cost f={r.figures} />
+        <Cost f={r.figures} failure={r.failure} />
       </section>
       <section aria-labelledby="digest-h">
         <h2 id="digest-h">Digest</h2>
