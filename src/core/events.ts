@@ -88,19 +88,12 @@ export interface Recipe {
   stale_blocks?: 'keep';
 }
 
-/** Why a request's prefix differs from its predecessor's (docs/architecture.md section 8). */
-export type BreakCause =
-  | 'first'
-  | 'none'
-  | 'trim'
-  | 'system'
-  | 'tools'
-  | 'client_rewrite'
-  | 'model_switch'
-  | 'params'
-  | 'summary'
-  /** The prefix held, but the provider read less of it from its cache than it allowed. */
-  | 'provider_miss';
+/**
+ * Why a request's prefix differs from its predecessor's (docs/architecture.md section 8).
+ * `provider_miss`: the prefix held, but the provider read less of it from its cache than it allowed.
+ */
+export const BREAK_CAUSES = ['first', 'none', 'trim', 'system', 'tools', 'client_rewrite', 'model_switch', 'params', 'summary', 'provider_miss'] as const;
+export type BreakCause = (typeof BREAK_CAUSES)[number];
 
 /** Which cache hints went on the wire; recorded for the dashboards, not part of the digest. */
 export interface HintsRecord {

@@ -15,6 +15,7 @@ import { InspectorAccess, isLoopbackAddress, type Viewer } from './access.js';
 import type { LiveFeed } from './live.js';
 import { loginPage } from './login-page.js';
 import { overviewOf } from './overview.js';
+import { BREAK_CAUSES } from '../core/events.js';
 import { choice, integer, one, period, SORTS } from './query.js';
 import { requestView } from './request-view.js';
 import { SessionIndex } from './session-index.js';
@@ -89,6 +90,7 @@ export async function inspectorPlugin(app: FastifyInstance, deps: InspectorDeps)
       model: one(q, 'model'),
       key: one(q, 'key'),
       q: one(q, 'q'),
+      cause: one(q, 'cause') === undefined ? undefined : choice(q, 'cause', BREAK_CAUSES, 'none'),
       sort: choice(q, 'sort', SORTS, 'last_active'),
       dir: choice(q, 'dir', ['asc', 'desc'] as const, 'desc'),
       offset: integer(q, 'offset', 0, 1e9),

@@ -1,8 +1,10 @@
 /**
  * `GET /api/sessions`: the sessions active in the period (last activity inside it), filtered by
- * model (route or upstream model), client key name and a substring of the id, sorted and cut to
- * one page. Unknown figures sort last whichever the direction.
+ * model (route or upstream model), client key name, a substring of the id and a break cause (a
+ * request of the period with that cause: the overview's count by cause, session by session),
+ * sorted and cut to one page. Unknown figures sort last whichever the direction.
  */
+import type { BreakCause } from '../core/events.js';
 import { PERIODS, type Period, type Sort } from './query.js';
 import { continuedUntil, type SessionEntry, type SessionItem } from './session-entry.js';
 
@@ -11,6 +13,7 @@ export interface ListQuery {
   model: string | undefined;
   key: string | undefined;
   q: string | undefined;
+  cause: BreakCause | undefined;
   sort: Sort;
   dir: 'asc' | 'desc';
   offset: number;
@@ -37,12 +40,15 @@ export function listSessions(entries: Iterable<SessionEntry>, query: ListQuery, 
   const span = PERIODS[query.period];
   const from = span === undefined ? undefined : new Date(now - span).toISOString();
   const q = query.q?.toLowerCase();
+  // A request counts in the period as the overview counts it (overview.ts).
+  const since = span === undefined ? -Infinity : now - span;
   const matched: SessionItem[] = [];
-  for (const { item } of entries) {
+  for (const { item, rows, times } of entries) {
     if (from !== undefined && (item.last_active === null || item.last_active < from)) continue;
     if (query.model !== undefined && !item.routes.includes(query.model) && item.model !== query.model) continue;
     if (query.key !== undefined && item.key !== query.key) continue;
     if (q !== undefined && !item.id.toLowerCase().includes(q)) continue;
+    if (query.cause !== undefined && !rows.some((r, i) => r.cause === query.cause && times[i]! >= since && times[i]! <= now)) continue;
     matched.push(item);
   }
   const value = VALUE[query.sort];

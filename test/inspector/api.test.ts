@@ -122,6 +122,21 @@ describe('GET /api/sessions', () => {
     expect((await getJson<Page>(w, '/api/sessions?key=nobody')).body.total).toBe(0);
   });
 
+  it('filters by a break cause: the sessions with a request that broke for it', async () => {
+    const all = (await getJson<Page>(w, '/api/sessions?limit=500')).body.items;
+    const rewritten: string[] = [];
+    for (const item of all) {
+      const detail = await getJson<Json>(w, `/api/sessions/${item.id as string}`);
+      if (detail.body.requests.some((r: { cause: string }) => r.cause === 'client_rewrite')) rewritten.push(item.id as string);
+    }
+    expect(rewritten).toHaveLength(1);
+    expect((await getJson<Page>(w, '/api/sessions?cause=client_rewrite')).body.items.map((i) => i.id)).toEqual(rewritten);
+    expect((await getJson<Page>(w, '/api/sessions?cause=summary')).body.total).toBe(0);
+    const bad = await getJson<{ error: { param: string } }>(w, '/api/sessions?cause=everything');
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.param).toBe('cause');
+  });
+
   it('refuses what it does not know: 400 naming the parameter', async () => {
     for (const url of ['/api/sessions?sort=size', '/api/sessions?dir=up', '/api/sessions?limit=501', '/api/sessions?period=2d', '/api/sessions?offset=-1']) {
       const res = await getJson<{ error: { param: string } }>(w, url);

@@ -76,6 +76,23 @@ describe('the overview', () => {
     expect(runs.length).toBeGreaterThan(0);
   });
 
+  it('a cause opens the sessions that broke for it: proxy stats\' sessions with such a request', async () => {
+    const { sessions } = sessionsJson(w);
+    const trimmed = sessions.filter((s) => statsJson(w, s.id).requests.some((r) => r.cause === 'trim')).map((s) => s.id).sort();
+    expect(trimmed.length).toBeGreaterThan(0);
+    expect(trimmed.length).toBeLessThan(sessions.length);
+    await open();
+    await w.page.locator('[data-testid="cause-row"][data-cause="trim"] [data-testid="cause-sessions"]').click();
+    await expect.poll(() => w.page.url()).toContain('#/sessions?cause=trim');
+    await w.page.getByTestId('sessions').waitFor();
+    expect(await w.page.getByTestId('filter-cause').inputValue()).toBe('trim');
+    const shown = await w.page.getByTestId('session-row').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-id')!));
+    expect(shown.sort()).toEqual(trimmed);
+    // Any cause again: every session.
+    await w.page.getByTestId('filter-cause').selectOption('');
+    await expect.poll(() => w.page.getByTestId('session-row').count()).toBe(sessions.length);
+  });
+
   it('the period picker: a link per period, the one shown marked current', async () => {
     await open('1h');
     expect(await w.page.getByTestId('period-1h').getAttribute('aria-current')).toBe('page');

@@ -48,7 +48,7 @@ function OverviewBody({ overview }: { overview: Overview }) {
       <div class="columns">
         <section aria-labelledby="causes-h">
           <h2 id="causes-h">Breaks by cause</h2>
-          <Causes causes={overview.causes} />
+          <Causes causes={overview.causes} period={overview.period} />
         </section>
         <section aria-labelledby="series-h">
           <h2 id="series-h">Cost and cache share over time</h2>
@@ -82,7 +82,7 @@ export function TotalsFigures({ totals: t, prefix }: { totals: Totals; prefix: s
   );
 }
 
-function Causes({ causes: all }: { causes: Overview['causes'] }) {
+function Causes({ causes: all, period }: { causes: Overview['causes']; period: Period }) {
   // The first request of a session and one that extends its predecessor are not breaks.
   const causes = all.filter((c) => isBreak(c.cause));
   const kept = all.filter((c) => !isBreak(c.cause)).reduce((n, c) => n + c.requests, 0);
@@ -95,7 +95,11 @@ function Causes({ causes: all }: { causes: Overview['causes'] }) {
       <tbody>
         {causes.map((c) => (
           <tr data-testid="cause-row" data-cause={c.cause} data-value={c.requests}>
-            <th scope="row"><span class={`cause c-${c.cause}`}>{cause(c.cause)}</span></th>
+            <th scope="row">
+              <a href={href.sessions({ cause: c.cause, period: period === 'all' ? '' : period })} data-testid="cause-sessions" title={`The sessions with a ${cause(c.cause)} in this period`}>
+                <span class={`cause c-${c.cause}`}>{cause(c.cause)}</span>
+              </a>
+            </th>
             <td class="num"><span class="hbar" style={{ width: `${(100 * c.requests) / max}%` }} aria-hidden="true" />{int(c.requests)}</td>
           </tr>
         ))}

@@ -6,11 +6,16 @@ import type { Dir } from '../../parts/table-parts.js';
 export const PAGE_SIZE = 50;
 const SORTS: readonly SortKey[] = ['last_active', 'cost', 'requests', 'cache_share', 'prompt_tokens'];
 
+/** The causes a session can be filtered by: every break (not a first request, not an extension). */
+export const CAUSES = ['trim', 'system', 'tools', 'client_rewrite', 'model_switch', 'params', 'summary', 'provider_miss'] as const;
+
 export interface SessionsQuery {
   period: Period;
   model: string;
   key: string;
   q: string;
+  /** A break cause: sessions with a request of the period that broke for it; '' for any. */
+  cause: string;
   sort: SortKey;
   dir: Dir;
   offset: number;
@@ -25,6 +30,7 @@ export function readQuery(query: URLSearchParams): SessionsQuery {
     model: query.get('model') ?? '',
     key: query.get('key') ?? '',
     q: query.get('q') ?? '',
+    cause: (CAUSES as readonly string[]).includes(query.get('cause') ?? '') ? query.get('cause')! : '',
     sort: SORTS.includes(sort as SortKey) ? (sort as SortKey) : 'last_active',
     dir: query.get('dir') === 'asc' ? 'asc' : 'desc',
     offset: Number.isInteger(offset) && offset > 0 ? offset : 0,
@@ -38,6 +44,7 @@ export function writeQuery(q: SessionsQuery): Record<string, string> {
     model: q.model,
     key: q.key,
     q: q.q,
+    cause: q.cause,
     sort: q.sort === 'last_active' ? '' : q.sort,
     dir: q.dir === 'desc' ? '' : q.dir,
     offset: q.offset === 0 ? '' : String(q.offset),

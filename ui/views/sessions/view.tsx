@@ -1,12 +1,12 @@
 /** Sessions: one row each, sorted by a header, filtered by model, key, id text and period, a page at a time. */
 import { useState } from 'preact/hooks';
 import { PERIODS, type Page, type SessionItem, type SessionsPage, type SortKey } from '../../contract.js';
-import { int, passed, pct, shortId, time, usd } from '../../format.js';
+import { cause, int, passed, pct, shortId, time, usd } from '../../format.js';
 import { href } from '../../router.js';
 import { LiveBadge, useDebounced, useLive } from '../../parts/live.js';
 import { Status, useLoad } from '../../parts/load.js';
 import { Pager, SortHeader, Th, type Dir } from '../../parts/table-parts.js';
-import { loadSessions, PAGE_SIZE, readQuery, writeQuery, type SessionsQuery } from './data.js';
+import { CAUSES, loadSessions, PAGE_SIZE, readQuery, writeQuery, type SessionsQuery } from './data.js';
 
 export function SessionsPage({ query }: { query: URLSearchParams }) {
   const q = readQuery(query);
@@ -43,6 +43,13 @@ function Filters({ q, onApply }: { q: SessionsQuery; onApply: (change: Partial<S
       {field('q', 'Session id contains')}
       {field('model', 'Model')}
       {field('key', 'Client key')}
+      <label>
+        Break cause
+        <select data-testid="filter-cause" value={q.cause} onChange={(e) => onApply({ ...draft, cause: (e.currentTarget as HTMLSelectElement).value })}>
+          <option value="">any</option>
+          {CAUSES.map((c) => <option value={c}>{cause(c)}</option>)}
+        </select>
+      </label>
       <label>
         Period
         <select data-testid="filter-period" value={q.period} onChange={(e) => onApply({ ...draft, period: (e.currentTarget as HTMLSelectElement).value as SessionsQuery['period'] })}>
