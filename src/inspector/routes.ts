@@ -36,6 +36,8 @@ export interface InspectorDeps {
 
 const MAX_SESSIONS_PAGE = 500;
 const MAX_REQUESTS_PAGE = 5000;
+/** The page's stylesheet (scripts/build-ui.mjs), the one file served without a login. */
+const STYLESHEET = 'app.css';
 /** Unreadable sessions named in a list answer; `total` counts them all. */
 const MAX_UNREADABLE_NAMED = 50;
 
@@ -125,7 +127,8 @@ export async function inspectorPlugin(app: FastifyInstance, deps: InspectorDeps)
     const path = (req.params as { '*': string })['*'];
     const page = path === '' || path === 'index.html' || !path.includes('.');
     try {
-      viewerOf(req);
+      // The stylesheet holds no data: the login form is drawn with it before anyone logs in.
+      if (path !== STYLESHEET) viewerOf(req);
     } catch (err) {
       if (!page || !isProxyError(err)) throw err;
       return sendLogin(reply, err.status, access.required ? undefined : err.message);

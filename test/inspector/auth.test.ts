@@ -72,7 +72,13 @@ describe('with [auth] keys', () => {
     const page = await get('/ui/');
     expect(page.statusCode).toBe(401);
     expect(page.headers['content-type']).toMatch(/^text\/html/);
-    expect(page.body).toContain('<form method="post" action="/ui/login">');
+    expect(page.body).toContain('<form method="post" action="/ui/login"');
+    // Its stylesheet is the one file served without a login; the script and the data are not.
+    const css = await get('/ui/app.css');
+    expect(css.statusCode).toBe(200);
+    expect(css.headers['content-type']).toMatch(/^text\/css/);
+    expect((await get('/ui/app.js')).statusCode).toBe(401);
+    expect((await get('/ui/index.html')).statusCode).toBe(401);
     expect(page.headers['content-security-policy']).toContain("default-src 'self'");
 
     expect((await login('wrong-key', { origin: `http://${host}` })).statusCode).toBe(401);

@@ -19,6 +19,9 @@ it('without a login the page is the login form; a client key that is no admin\'s
     const page = await fresh.newPage();
     await page.goto(`${w.proxy.url}/ui/`);
     await page.getByLabel('Admin key').waitFor();
+    // Drawn with the page's own stylesheet: its font and header, not the browser's defaults.
+    expect(await page.evaluate('getComputedStyle(document.body).fontFamily')).toContain('system-ui');
+    expect(await page.locator('header.top .brand').textContent()).toBe('prefix-proxy inspector');
     await expectAccessible(page);
     await screenshot(page, 'login');
     expect(await logIn(fresh, w.proxy.url, CLIENT_KEY)).toBe(403);
