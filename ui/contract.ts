@@ -77,6 +77,8 @@ export interface RequestRow {
   est_tokens: number;
   status: string;
   error: string | null;
+  /** What the upstream's error body said. */
+  error_message: string | null;
   prompt_tokens: number | null;
   cached_tokens: number | null;
   cache_write_tokens: number | null;

@@ -47,7 +47,7 @@ export function pricedRows(rows: readonly RequestRow[], prices: PriceBook): Pric
     // One literal, one hidden class: the overview sums tens of thousands of these per call.
     return {
       seq: row.seq, ts: row.ts, route: row.route, model: row.model, provider: row.provider, cause: row.cause, est_tokens: row.est_tokens,
-      status: row.status, error: row.error, prompt_tokens: row.prompt_tokens, cached_tokens: row.cached_tokens,
+      status: row.status, error: row.error, error_message: row.error_message, prompt_tokens: row.prompt_tokens, cached_tokens: row.cached_tokens,
       cache_write_tokens: row.cache_write_tokens, completion_tokens: row.completion_tokens, reasoning_tokens: row.reasoning_tokens,
       dropped_blocks: row.dropped_blocks, reuse: row.reuse, cost_usd: row.cost_usd, cost_source: row.cost_source, storage_token_hours: row.storage_token_hours, storage_usd: row.storage_usd,
       ttfb_ms: row.ttfb_ms, total_ms: row.total_ms, uncached_cost_usd: uncached, savings_usd: savings, uncached_tokens: uncachedTokens,

@@ -44,15 +44,12 @@ export interface RequestView {
 
 export interface Failure {
   status: number | null;
-  /** The upstream's own words: its body's `error.message` (every wire's error shape has one), else the body's start. */
+  /** The upstream's own words: the row's `error_message` (stats/upstream-message.ts). */
   message: string | null;
   /** The transport's error where there was no answer (refused, reset, a timeout). */
   error: string | null;
   attempts: number | null;
 }
-
-/** As much of an upstream's error body as a page shows. */
-const MESSAGE_CHARS = 2000;
 
 export async function requestView(store: Pick<Store, 'file' | 'exists' | 'read'>, id: string, seq: number, wireOf: (route: string) => string | null, prices: PriceBook): Promise<RequestView> {
   const file = store.file(id);
@@ -68,6 +65,7 @@ export async function requestView(store: Pick<Store, 'file' | 'exists' | 'read'>
   const diff = prev === undefined ? undefined : firstDifference(prev.request, next.request, between);
   const problem = verify(next, target);
   const reply = events.find((e): e is EventOf<'llm.resp'> => e.type === 'llm.resp' && e.req === seq);
+  const figures = pricedRows(sessionStats(id, events, prices).requests.filter((r) => r.seq === seq), prices)[0]!;
   return {
     seq,
     route: target.route,
@@ -84,26 +82,14 @@ export async function requestView(store: Pick<Store, 'file' | 'exists' | 'read'>
     diff: prev === undefined || diff === undefined || diff.cause === 'none' ? null : diffInContext(prev.request, next.request, diff),
     cause: prev === undefined ? 'first' : (diff?.cause ?? 'none'),
     previous: previous?.seq ?? null,
-    figures: pricedRows(sessionStats(id, events, prices).requests.filter((r) => r.seq === seq), prices)[0]!,
-    failure: failureOf(events.find((e): e is EventOf<'llm.error'> => e.type === 'llm.error' && e.req === seq)),
+    figures,
+    failure: failureOf(events.find((e): e is EventOf<'llm.error'> => e.type === 'llm.error' && e.req === seq), figures),
   };
 }
 
-function failureOf(event: EventOf<'llm.error'> | undefined): Failure | null {
+function failureOf(event: EventOf<'llm.error'> | undefined, row: PricedRow): Failure | null {
   if (event === undefined) return null;
-  return { status: event.status ?? null, message: event.body === undefined ? null : messageOf(event.body), error: event.error ?? null, attempts: event.attempts ?? null };
-}
-
-function messageOf(body: string): string {
-  try {
-    const parsed = JSON.parse(body) as { error?: { message?: unknown } | unknown; message?: unknown };
-    const inner = typeof parsed.error === 'object' && parsed.error !== null ? (parsed.error as { message?: unknown }).message : undefined;
-    const message = inner ?? parsed.message;
-    if (typeof message === 'string' && message !== '') return message.slice(0, MESSAGE_CHARS);
-  } catch {
-    // not JSON: its text
-  }
-  return body.slice(0, MESSAGE_CHARS);
+  return { status: event.status ?? null, message: row.error_message, error: event.error ?? null, attempts: event.attempts ?? null };
 }
 
 interface Built {

@@ -86,9 +86,17 @@ export function renderStats(stats: SessionStats): string {
     `models ${s.models.join(', ') || '-'}; started ${formatTime(s.started)}; last active ${formatTime(s.last_active)}`,
     '',
     stats.requests.length === 0 ? 'no requests' : table(header, rows, align),
+    ...failures(stats.requests),
     '',
     renderTotals(s, stats.requests.filter((r) => (r.dropped_blocks ?? 0) > 0).map((r) => r.seq)),
   ].join('\n');
+}
+
+/** Under the table, what the upstream said of each call it refused. */
+function failures(rows: readonly RequestRow[]): string[] {
+  const failed = rows.filter((r) => r.status === 'error' && r.error_message !== null);
+  if (failed.length === 0) return [];
+  return ['', ...failed.map((r) => `seq ${r.seq}: the upstream answered ${r.error}: ${r.error_message!.replace(/\s+/g, ' ')}`)];
 }
 
 /** `droppedAt`: the requests whose reply named thinking blocks the upstream dropped. */

@@ -7,6 +7,7 @@ import type { BreakCause, EventOf, LogEvent } from '../core/events.js';
 import type { Usage } from '../core/types.js';
 import { storageCostOf, totalCost, type CostSource } from '../pricing/cost.js';
 import { storageByCreator } from './cache-storage.js';
+import { upstreamMessage } from './upstream-message.js';
 import type { PriceBook } from './prices.js';
 
 export type RequestStatus = 'ok' | 'aborted' | 'error' | 'pending';
@@ -26,6 +27,8 @@ export interface RequestRow {
   status: RequestStatus;
   /** For `error`: the upstream status, or the transport error's text. */
   error: string | null;
+  /** For `error` with an upstream answer: what its body says (upstream-message.ts). */
+  error_message: string | null;
   prompt_tokens: number | null;
   cached_tokens: number | null;
   cache_write_tokens: number | null;
@@ -86,6 +89,7 @@ export function requestRows(events: readonly LogEvent[], prices: PriceBook): Req
       if (row === undefined) continue;
       row.status = 'error';
       row.error = event.status !== undefined ? String(event.status) : (event.error ?? 'unknown error');
+      row.error_message = event.body === undefined ? null : upstreamMessage(event.body);
     }
   }
   for (const [seq, tokenHours] of storageByCreator(events, inherited)) {
@@ -114,6 +118,7 @@ function newRow(event: EventOf<'llm.req'>): RequestRow {
     est_tokens: event.est_tokens,
     status: 'pending',
     error: null,
+    error_message: null,
     prompt_tokens: null,
     cached_tokens: null,
     cache_write_tokens: null,

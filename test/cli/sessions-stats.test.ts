@@ -2,9 +2,9 @@
  * `proxy sessions` and `proxy stats` (the built CLI) over a session served through the proxy to
  * the simulator: the figures are the simulator's own accounting; unknown stays unknown.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { runAgent } from '../../bench/agent.js';
 import { LogStore } from '../../src/log/store.js';
 import { listSessionSummaries } from '../../src/stats/collect.js';
@@ -119,5 +119,24 @@ describe('proxy sessions', () => {
     const help = proxy(['--help']).stdout;
     expect(help).toMatch(/sessions\s+list stored sessions/);
     expect(help).toMatch(/stats\s+one session's requests/);
+  });
+});
+
+describe('proxy stats of a refused call', () => {
+  it('a call the upstream refused: its status in the table, and under it what the upstream said', async () => {
+    const before = new Set(await new LogStore(w.dataDir).listSessions());
+    await expect(w.client.chat.completions.create({ model: 'sim', messages: [{ role: 'user', content: 'refuse me [[error 400]]' }] })).rejects.toThrow();
+    const refused = (await new LogStore(w.dataDir).listSessions()).find((s) => !before.has(s))!;
+    // Its own session, removed after: the tests above count the data dir's sessions.
+    onTestFinished(() => rmSync(join(w.dataDir, 'sessions', `${refused}.jsonl`), { force: true }));
+    const r = proxy(['stats', refused, '--data-dir', w.dataDir, '--config', w.configFile]);
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.split('\n');
+    const row = lines.find((l) => /^\s*\d+\s+sim\b/.test(l))!;
+    expect(row).toContain('error 400');
+    const seq = Number(row.trim().split(/\s+/)[0]);
+    expect(lines).toContain(`seq ${seq}: the upstream answered 400: Simulated error 400 (asked for by [[error 400]]).`);
+    const json = JSON.parse(proxy(['stats', refused, '--json', '--data-dir', w.dataDir, '--config', w.configFile]).stdout) as SessionStats;
+    expect(json.requests[0]).toMatchObject({ status: 'error', error: '400', error_message: 'Simulated error 400 (asked for by [[error 400]]).' });
   });
 });

@@ -43,7 +43,7 @@ export function withLive(session: SessionDetail, live: LiveRequest): SessionDeta
   const prev = session.requests.at(-1);
   const row: RequestRow = {
     ts: new Date().toISOString(), route: session.route ?? '', model: session.model ?? '', provider: '', cause: null, est_tokens: 0,
-    status: 'ok', error: null, prompt_tokens: null, cached_tokens: null, cache_write_tokens: null, completion_tokens: null,
+    status: 'ok', error: null, error_message: null, prompt_tokens: null, cached_tokens: null, cache_write_tokens: null, completion_tokens: null,
     reasoning_tokens: null, dropped_blocks: null, reuse: null, cost_usd: null, cost_source: null, storage_token_hours: null, storage_usd: null, ttfb_ms: null, total_ms: null,
     cumulative_cost_usd: null, cumulative_savings_usd: null, uncached_tokens: null,
     ...live,

@@ -173,7 +173,7 @@ function RequestsTable({ session, rows }: { session: string; rows: readonly Requ
                 <td class="nowrap">{time(r.ts)}</td>
                 <td>{r.route}</td>
                 <td data-testid="cause" data-value={r.cause ?? 'null'}>{r.cause === null ? '–' : <span class={`cause c-${r.cause}`}>{cause(r.cause)}</span>}</td>
-                <td data-testid="status">{r.status}{r.error !== null ? `: ${r.error}` : ''}<Dropped count={r.dropped_blocks} /></td>
+                <td data-testid="status" title={r.error_message ?? undefined}>{r.status}{r.error !== null ? `: ${r.error}` : ''}<Dropped count={r.dropped_blocks} /></td>
                 <Num testid="prompt-tokens" value={r.prompt_tokens} />
                 <Num testid="cached-tokens" value={r.cached_tokens} />
                 <Num testid="cache-write-tokens" value={r.cache_write_tokens} />
