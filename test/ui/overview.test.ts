@@ -76,6 +76,20 @@ describe('the overview', () => {
     expect(runs.length).toBeGreaterThan(0);
   });
 
+  it('pointing at an interval reads its cost and cache share as the table beside the chart gives them', async () => {
+    await open();
+    const table = await w.page.getByTestId('series-table').locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent!)));
+    // The dearest interval.
+    const dollars = (text: string) => (text.startsWith('$') ? Number(text.slice(1)) : -1);
+    const at = table.reduce((best, row, i) => (dollars(row[2]!) > dollars(table[best]![2]!) ? i : best), 0);
+    expect(dollars(table[at]![2]!)).toBeGreaterThan(0);
+    const area = (await w.page.getByTestId('overview-series').locator('.u-over').boundingBox())!;
+    await w.page.mouse.move(area.x + ((at + 0.5) / table.length) * area.width, area.y + area.height - 2);
+    const value = (n: number) => w.page.getByTestId('overview-series').locator(`.u-legend .u-series:nth-child(${n}) .u-value`).textContent();
+    await expect.poll(() => value(2)).toBe(table[at]![2]);
+    expect(await value(3)).toBe(table[at]![3]);
+  });
+
   it('a cause opens the sessions that broke for it: proxy stats\' sessions with such a request', async () => {
     const { sessions } = sessionsJson(w);
     const trimmed = sessions.filter((s) => statsJson(w, s.id).requests.some((r) => r.cause === 'trim')).map((s) => s.id).sort();

@@ -74,6 +74,30 @@ describe('a trimmed session', () => {
     expect(running!.width).toBeCloseTo(bars!.width, 0);
   });
 
+  it('pointing at a bar reads its request as proxy stats does; clicking it opens that request', async () => {
+    const stats = statsJson(w, w.ids.trimmed);
+    await open(w.ids.trimmed);
+    const { runs } = await drawnBars(w.page, 'token-chart');
+    const area = (await w.page.getByTestId('token-chart').locator('.u-over').boundingBox())!;
+    const readout = w.page.getByTestId('chart-readout');
+    const int = (n: number | null) => (n === null ? 'unknown' : n.toLocaleString('en-US'));
+    // The first bar, a break, and the last.
+    const breakAt = stats.requests.findIndex((r) => r.cause === 'trim');
+    for (const i of [0, breakAt, stats.requests.length - 1]) {
+      const r = stats.requests[i]!;
+      await w.page.mouse.move(area.x + (runs[i]!.from + runs[i]!.to) / 2, area.y + area.height - 3);
+      const uncached = r.prompt_tokens! - (r.cached_tokens ?? 0) - (r.cache_write_tokens ?? 0);
+      const cause = r.cause !== null && r.cause !== 'none' ? `; cause: ${r.cause.replaceAll('_', ' ')}` : '';
+      await expect.poll(() => readout.textContent()).toBe(
+        `Request ${i + 1} (seq ${r.seq}): ${int(r.cached_tokens)} read from cache, ${int(r.cache_write_tokens)} written, ${int(uncached)} uncached, ${int(r.completion_tokens)} output${cause}`);
+    }
+    const r = stats.requests[breakAt]!;
+    await w.page.mouse.move(area.x + (runs[breakAt]!.from + runs[breakAt]!.to) / 2, area.y + area.height - 3);
+    await w.page.mouse.click(area.x + (runs[breakAt]!.from + runs[breakAt]!.to) / 2, area.y + area.height - 3);
+    await expect.poll(() => w.page.url()).toContain(`#/s/${w.ids.trimmed}/r/${r.seq}`);
+    await expect.poll(() => w.page.getByTestId('request-seq').textContent()).toBe(`seq ${r.seq}`);
+  });
+
   it('is accessible and every link and button is reached with Tab', async () => {
     await open(w.ids.trimmed);
     await expectAccessible(w.page);
