@@ -2,19 +2,23 @@
  * `proxy keys add|list|revoke|set-budget` (docs/scaling.md, Keys without restarts): client keys in
  * the database, seen by every replica within `[store] key_refresh_seconds`. A new key is printed
  * once, when it is made; only its SHA-256 is stored. The config's `[auth] keys` still work beside
- * them (a config key's name wins).
+ * them (a config key's name wins). With the file store the keys are the config's: `list --config`
+ * shows them and what each spent, from the spend ledger (proxy/spend-ledger.ts).
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { loadConfig } from '../config/load.js';
-import type { BudgetPeriod } from '../config/types.js';
+import type { BudgetPeriod, ClientKey } from '../config/types.js';
 import { ProxyError } from '../core/errors.js';
 import { periodStart } from '../proxy/budget-period.js';
+import { LEDGER_FILE, parseLedger } from '../proxy/spend-ledger.js';
 import type { KeyStore, StoredKey } from '../store/types.js';
 import { intArg, parse } from './args.js';
 import { STORE_OPTIONS, storeFromArgs, withStore } from './store-arg.js';
 
 const HELP = `usage: proxy keys add NAME [--budget USD] [--period day|month|total] [--rpm N] [--models A,B] [--admin]
-       proxy keys list [--json]
+       proxy keys list [--json]   (with the file store: the config's keys and what each spent)
        proxy keys revoke NAME
        proxy keys set-budget NAME USD|none [--period day|month|total]
   each with [--config PATH | --store postgres [--url-env VAR]]`;
@@ -40,8 +44,30 @@ export async function keysCommand(args: string[], out: (text: string) => void = 
   const config = values.config === undefined ? undefined : loadConfig({ path: values.config, env: process.env });
   const store = await storeFromArgs(values, config, values.store === undefined && config === undefined ? 'postgres' : undefined);
   return withStore(store, async (s) => {
-    if (s.keys === undefined) throw new ProxyError('bad_argument', { detail: 'keys are kept in PostgreSQL ([store] kind = "postgres"); with the file store, list them in [auth] keys' });
-    return run(s.keys, verb, name, amount, values, out);
+    if (s.keys !== undefined) return run(s.keys, verb, name, amount, values, out);
+    if (verb === 'list' && config !== undefined) {
+      const listed = await configKeys(config.auth.keys, values['data-dir'] as string | undefined ?? config.dataDir, Date.now());
+      out(values.json === true ? JSON.stringify({ keys: listed.map(({ sha256: _, ...k }) => k) }, null, 2) + '\n' : render(listed) + '\n');
+      return 0;
+    }
+    throw new ProxyError('bad_argument', { detail: 'with the file store, client keys are the config\'s [auth] keys: `proxy keys list --config PATH` shows them and what each spent; add, revoke and set-budget are for keys kept in PostgreSQL ([store] kind = "postgres")' });
+  });
+}
+
+/**
+ * The config's keys, each with what it spent in its budget's current window: the spend ledger's
+ * entries from the window's start, as the proxy counts them at its start (client-limits.ts).
+ */
+async function configKeys(keys: readonly ClientKey[], dataDir: string, now: number): Promise<Listed[]> {
+  const text = await readFile(join(dataDir, LEDGER_FILE), 'utf8').catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return '';
+    throw err;
+  });
+  const { entries } = parseLedger(text);
+  return keys.map((k) => {
+    const from = periodStart(k.budgetPeriod, now);
+    const spent = entries.reduce((sum, e) => (e.client === k.name && e.ts >= from ? sum + e.usd : sum), 0);
+    return { ...k, createdAt: undefined, revokedAt: undefined, spent };
   });
 }
 
@@ -92,16 +118,19 @@ function periodArg(value: string | undefined): BudgetPeriod | undefined {
   throw new ProxyError('bad_argument', { detail: `--period must be day, month or total, got ${JSON.stringify(value)}` });
 }
 
-function render(keys: readonly (StoredKey & { spent: number })[]): string {
+/** A key as listed: made by `proxy keys add` (its dates), or the config's (none). */
+type Listed = Omit<StoredKey, 'createdAt'> & { createdAt: string | undefined; spent: number };
+
+function render(keys: readonly Listed[]): string {
   if (keys.length === 0) return 'no keys';
   const rows = keys.map((k) => [
     k.name,
-    k.revokedAt === undefined ? 'live' : `revoked ${k.revokedAt.slice(0, 16).replace('T', ' ')}`,
+    k.createdAt === undefined ? 'config' : k.revokedAt === undefined ? 'live' : `revoked ${k.revokedAt.slice(0, 16).replace('T', ' ')}`,
     k.budgetUsd === undefined ? '-' : `${k.budgetUsd} / ${k.budgetPeriod}`,
     `${Math.round(k.spent * 1e4) / 1e4}`,
     k.requestsPerMinute === undefined ? '-' : String(k.requestsPerMinute),
     k.models?.join(',') ?? 'all',
-    k.createdAt.slice(0, 16).replace('T', ' '),
+    k.createdAt === undefined ? '-' : k.createdAt.slice(0, 16).replace('T', ' '),
   ]);
   const header = ['name', 'state', 'budget USD', `spent (${'this period'})`, 'rpm', 'models', 'created'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));

@@ -12,6 +12,7 @@ import { withSimulator } from '../../src/config/routes.js';
 import { startProxy } from '../../src/proxy/server.js';
 import { LEDGER_FILE, parseLedger } from '../../src/proxy/spend-ledger.js';
 import { startWorld, tag, type World } from './harness.js';
+import { proxy as runCli } from '../cli/helpers.js';
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 const WIRES = ['chat', 'messages', 'responses'] as const;
@@ -101,6 +102,25 @@ it('over its rate a key gets a 429 with retry-after in each wire, and is served 
   }
   const metrics = await (await fetch(`${w.proxy.url}/metrics`)).text();
   expect(metrics).toContain('proxy_client_refused_total{client="rate",reason="rate"} 3');
+});
+
+it('proxy keys list --config shows each config key\'s budget and what it spent, as the proxy counts it', async () => {
+  const r = runCli(['keys', 'list', '--json', '--config', join(w.dir, 'config.toml')]);
+  expect(r.code, r.stderr).toBe(0);
+  const { keys } = JSON.parse(r.stdout) as { keys: { name: string; budgetUsd?: number; budgetPeriod: string; spent: number; requestsPerMinute?: number }[] };
+  expect(keys.map((k) => k.name)).toEqual([...WIRES.map((wire) => `spend-${wire}`), 'rate']);
+  for (const wire of WIRES) {
+    const k = keys.find((x) => x.name === `spend-${wire}`)!;
+    expect(k).toMatchObject({ budgetUsd: BUDGET, budgetPeriod: 'total' });
+    // Over its budget (the crossing request was charged in full), and the proxy's own count.
+    expect(k.spent).toBeGreaterThan(BUDGET);
+    expect(k.spent).toBeCloseTo(await spent(`spend-${wire}`), 9);
+  }
+  expect(keys.find((x) => x.name === 'rate')).toMatchObject({ requestsPerMinute: 2, spent: await spent('rate') });
+  // The table a person reads: no key itself, the config's keys named as such.
+  const table = runCli(['keys', 'list', '--config', join(w.dir, 'config.toml')]);
+  expect(table.stdout).toMatch(/^spend-chat\s+config\s+0\.05 \/ total\s+0\.\d+/m);
+  expect(table.stdout).not.toContain(sha('key-chat'));
 });
 
 it('a restarted proxy keeps each key\'s spend: the spent key is refused at once, from the ledger', async () => {
