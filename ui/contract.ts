@@ -33,6 +33,19 @@ export interface Overview {
   series: { t: string | number; requests: number; cost_usd: number | null; cache_share: number | null }[];
   /** Sessions whose log cannot be read: left out of every figure above. */
   unreadable_sessions: number;
+  /** The client keys with a budget or a rate, and what each spent in its current window. */
+  budgets: KeyBudget[];
+}
+
+/** src/inspector/budgets.ts KeyBudget. */
+export interface KeyBudget {
+  key: string;
+  source: 'config' | 'stored';
+  budget_usd: number | null;
+  budget_period: 'day' | 'month' | 'total';
+  spent_usd: number;
+  resets_at: string | null;
+  requests_per_minute: number | null;
 }
 
 export type SortKey = 'last_active' | 'cost' | 'requests' | 'cache_share' | 'prompt_tokens';

@@ -17,6 +17,7 @@ import { loginPage } from './login-page.js';
 import { overviewOf } from './overview.js';
 import { BREAK_CAUSES } from '../core/events.js';
 import { choice, integer, one, period, SORTS } from './query.js';
+import { limitedKeys, type KeyBudget } from './budgets.js';
 import { requestView } from './request-view.js';
 import { SessionIndex } from './session-index.js';
 import { listSessions } from './session-list.js';
@@ -32,6 +33,8 @@ export interface InspectorDeps {
   uiDir?: string;
   /** How old the sessions index's scan of log lengths may be before it is redone (ms; default 2000). */
   refreshMs?: number;
+  /** Each client key's budget and spend (budgets.ts); none: the overview shows no budgets. */
+  budgets?: () => Promise<KeyBudget[]>;
 }
 
 const MAX_SESSIONS_PAGE = 500;
@@ -82,7 +85,8 @@ export async function inspectorPlugin(app: FastifyInstance, deps: InspectorDeps)
   app.get('/api/overview', api, async (req) => {
     const q = req.query as Query;
     const entries = await index.entries();
-    return { ...overviewOf(entries.values(), period(q), now()), unreadable_sessions: index.unreadable().length };
+    const budgets = limitedKeys((await deps.budgets?.()) ?? []);
+    return { ...overviewOf(entries.values(), period(q), now()), unreadable_sessions: index.unreadable().length, budgets };
   });
 
   app.get('/api/sessions', api, async (req) => {

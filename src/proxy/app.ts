@@ -11,6 +11,7 @@ import type { SessionManager } from '../session/manager.js';
 import { FileStore } from '../store/files.js';
 import type { Store } from '../store/types.js';
 import { LiveFeed } from '../inspector/live.js';
+import type { KeyBudget } from '../inspector/budgets.js';
 import { inspectorPlugin } from '../inspector/routes.js';
 import { withoutSameOrigin } from '../inspector/same-origin.js';
 import { registerAdmin } from './admin.js';
@@ -20,6 +21,7 @@ import { countTokens } from './count-tokens.js';
 import { handleRequest, routeLabels, UNROUTED } from './pipeline/index.js';
 import type { ImageStore } from './images.js';
 import { ClientAuth } from './client-auth.js';
+import { periodEnd, periodStart } from './budget-period.js';
 import { ClientLimits } from './client-limits.js';
 import { Drain } from './drain.js';
 import { RequestGuard } from './request-guard.js';
@@ -149,7 +151,7 @@ export function buildApp(given: AppDeps): FastifyInstance {
   const store = deps.store ?? new FileStore(deps.config.dataDir);
   registerAdmin(app, { config: deps.config, store });
   void app.register(inspectorPlugin, {
-    config: deps.config, store, live: deps.live!, now: deps.now,
+    config: deps.config, store, live: deps.live!, now: deps.now, budgets: () => keyBudgets(deps, store),
     ...(deps.inspector?.uiDir === undefined ? {} : { uiDir: deps.inspector.uiDir }),
     ...(deps.inspector?.refreshMs === undefined ? {} : { refreshMs: deps.inspector.refreshMs }),
   });
@@ -228,4 +230,21 @@ function explicitCaches(deps: AppDeps): GeminiCaches | undefined {
   });
   caches.startSweeping();
   return caches;
+}
+
+/**
+ * Each client key's budget and its spend in the current window: on a store shared by replicas, the
+ * shared ledger's sum (every replica's charges); else this process's count, which the spend ledger
+ * rebuilt at its start (client-limits.ts).
+ */
+async function keyBudgets(deps: AppDeps, store: Store): Promise<KeyBudget[]> {
+  const now = deps.now().getTime();
+  return Promise.all(deps.auth!.keys().map(async ({ key, source }) => {
+    const spent = store.shared && store.keys !== undefined ? await store.keys.spent(key.name, periodStart(key.budgetPeriod, now)) : deps.limits!.spent(key);
+    const end = periodEnd(key.budgetPeriod, now);
+    return {
+      key: key.name, source, budget_usd: key.budgetUsd ?? null, budget_period: key.budgetPeriod, spent_usd: spent,
+      resets_at: end === undefined ? null : new Date(end).toISOString(), requests_per_minute: key.requestsPerMinute ?? null,
+    };
+  }));
 }

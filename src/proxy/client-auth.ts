@@ -23,6 +23,11 @@ export class ClientAuth {
     return this.#keys.length > 0 || this.#stored.size > 0;
   }
 
+  /** Every key a client may present: the config's, then the store's. */
+  keys(): { key: ClientKey; source: 'config' | 'stored' }[] {
+    return [...this.#keys.map((k) => ({ key: k.key, source: 'config' as const })), ...[...this.#stored.values()].map((key) => ({ key, source: 'stored' as const }))];
+  }
+
   /** The store's live keys (revoked ones left out); a config key's name wins over a stored key's. */
   setStored(keys: readonly ClientKey[]): void {
     const names = new Set(this.#keys.map((k) => k.key.name));

@@ -3,11 +3,14 @@
  * readSessionStats over the database), and a second replica on the same database serves the
  * sessions the first one wrote, and streams a request the first one answered (its poll).
  */
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
+import OpenAI from 'openai';
 import { request, type IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { withSimulator } from '../../src/config/routes.js';
+import { periodEnd, periodStart } from '../../src/proxy/budget-period.js';
 import { startProxy, type RunningProxy } from '../../src/proxy/server.js';
 import { readSessionStats } from '../../src/stats/collect.js';
 import { pricesFromConfig } from '../../src/stats/prices.js';
@@ -75,4 +78,20 @@ describe('on PostgreSQL', () => {
     expect(frame).toContain('"status":"ok"');
     res.destroy();
   }, 30_000);
+
+  it('a key\'s budget and spend are the shared ledger\'s: the replica that served none of it shows it', async () => {
+    const secret = 'pp-inspector-budget-key';
+    await w.proxy.store.keys!.add({ name: 'team', sha256: createHash('sha256').update(secret).digest('hex'), models: undefined, budgetUsd: 5, budgetPeriod: 'month' });
+    const ask = (apiKey: string) => new OpenAI({ baseURL: `${w.proxy.url}/v1`, apiKey, maxRetries: 0 }).chat.completions.create({ model: 'pd', messages: [{ role: 'user', content: 'spend a little [[say ok]]' }] });
+    // The first replica takes the key within [store] key_refresh_seconds: from then on a key it does not know is refused.
+    await expect.poll(() => ask('not-a-key').then(() => 200, (err: { status?: number }) => err.status), { timeout: 15_000 }).toBe(401);
+    await ask(secret);
+    const spent = await w.proxy.store.keys!.spent('team', periodStart('month', Date.now()));
+    expect(spent).toBeGreaterThan(0);
+    const budgets = async () => ((await replica.app.inject({ method: 'GET', url: '/api/overview' })).json() as { budgets: Json[] }).budgets;
+    await expect.poll(budgets, { timeout: 15_000 }).toEqual([{
+      key: 'team', source: 'stored', budget_usd: 5, budget_period: 'month', spent_usd: spent,
+      resets_at: new Date(periodEnd('month', Date.now())!).toISOString(), requests_per_minute: null,
+    }]);
+  }, 40_000);
 });

@@ -4,6 +4,7 @@
  * route's and key's row adds up, and a request answered while it is open shows without a reload.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { proxy as cli } from '../cli/helpers.js';
 import { drawnBars, expectAccessible, figure, screenshot, sessionsJson, startUiWorld, statsJson, tabThrough, type UiWorld } from './world.js';
 
 let w: UiWorld;
@@ -69,11 +70,29 @@ describe('the overview', () => {
     const last = requests.findLastIndex((n) => n > 0);
     // The test's sessions all ran in the period's first seconds; the period runs until now.
     expect(last).toBeLessThan(requests.length - 1);
-    // Along the plot's bottom row, right of the last busy interval's bar: nothing but the faint grid.
-    const { plotWidth, runs } = await drawnBars(w.page, 'overview-series', 0.5, 60);
+    // Along the plot's bottom row, right of the last busy interval's bar: nothing but the faint grid
+    // (read once the chart has drawn its bars).
+    const drawn = () => drawnBars(w.page, 'overview-series', 0.5, 60);
+    await expect.poll(async () => (await drawn()).runs.length).toBeGreaterThan(0);
+    const { plotWidth, runs } = await drawn();
     const idleFrom = ((last + 1) / requests.length) * plotWidth;
     expect(runs.filter((r) => r.to > idleFrom + 1)).toEqual([]);
-    expect(runs.length).toBeGreaterThan(0);
+  });
+
+  it('each key\'s budget and what it spent today are proxy keys list\'s', async () => {
+    const r = cli(['keys', 'list', '--json', '--config', w.configFile]);
+    expect(r.code, r.stderr).toBe(0);
+    const listed = (JSON.parse(r.stdout) as { keys: { name: string; spent: number; budgetUsd?: number }[] }).keys;
+    const dev = listed.find((k) => k.name === 'dev')!;
+    expect(dev.budgetUsd).toBe(10);
+    expect(dev.spent).toBeGreaterThan(0);
+    await open();
+    // Only keys with a budget or a rate: the admin key has neither.
+    expect(await w.page.getByTestId('budget-row').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-key')))).toEqual(['dev']);
+    const spent = w.page.locator('[data-testid="budget-row"][data-key="dev"] [data-testid="budget-spent"]');
+    expect(Number(await spent.getAttribute('data-value'))).toBeCloseTo(dev.spent, 12);
+    expect(await spent.textContent()).toMatch(/^\$0\.\d+ \(\d+\.\d%\)$/);
+    expect(await w.page.locator('[data-testid="budget-row"][data-key="dev"]').textContent()).toContain('$10.00 a day (UTC)');
   });
 
   it('pointing at an interval reads its cost and cache share as the table beside the chart gives them', async () => {

@@ -59,8 +59,9 @@ describe('a trimmed session', () => {
   it('draws every bar whole, the first and last as wide as the rest, each under its request', async () => {
     const stats = statsJson(w, w.ids.trimmed);
     await open(w.ids.trimmed);
+    // Read once the chart has drawn (the table can show first).
+    await expect.poll(async () => (await drawnBars(w.page, 'token-chart')).runs.length).toBe(stats.requests.length);
     const { plotWidth, runs } = await drawnBars(w.page, 'token-chart');
-    expect(runs).toHaveLength(stats.requests.length);
     const widths = runs.map((r) => r.to - r.from).sort((a, b) => a - b);
     const median = widths[Math.floor(widths.length / 2)]!;
     for (const r of runs) expect(r.to - r.from).toBeGreaterThan(0.9 * median);
@@ -77,6 +78,7 @@ describe('a trimmed session', () => {
   it('pointing at a bar reads its request as proxy stats does; clicking it opens that request', async () => {
     const stats = statsJson(w, w.ids.trimmed);
     await open(w.ids.trimmed);
+    await expect.poll(async () => (await drawnBars(w.page, 'token-chart')).runs.length).toBe(stats.requests.length);
     const { runs } = await drawnBars(w.page, 'token-chart');
     const area = (await w.page.getByTestId('token-chart').locator('.u-over').boundingBox())!;
     const readout = w.page.getByTestId('chart-readout');

@@ -87,7 +87,7 @@ ${price}
 [auth]
 keys = [
   { name = "ops", sha256 = "${sha(ADMIN_KEY)}", admin = true },
-  { name = "dev", sha256 = "${sha(CLIENT_KEY)}" },
+  { name = "dev", sha256 = "${sha(CLIENT_KEY)}", budget_usd = 10, budget_period = "day" },
 ]
 `;
   const configFile = join(dir, 'config.toml');

@@ -9,6 +9,7 @@ import { LiveBadge, useDebounced, useLive } from '../../parts/live.js';
 import { Status, useLoad } from '../../parts/load.js';
 import { Th } from '../../parts/table-parts.js';
 import { barScale, UPlotChart } from '../../parts/uplot-chart.js';
+import { Budgets } from './budgets.js';
 import { loadOverview, periodOf, seriesData } from './data.js';
 
 const PERIOD_LABEL: Record<Period, string> = { '1h': 'Last hour', '24h': 'Last day', '7d': 'Last 7 days', all: 'All' };
@@ -63,6 +64,12 @@ function OverviewBody({ overview }: { overview: Overview }) {
         <h2 id="keys-h">By client key</h2>
         <TotalsTable rows={overview.by_key.map((r) => ({ ...r, name: r.key }))} first="Key" testid="by-key" />
       </section>
+      {overview.budgets.length > 0 && (
+        <section aria-labelledby="budgets-h">
+          <h2 id="budgets-h">Budgets</h2>
+          <Budgets budgets={overview.budgets} />
+        </section>
+      )}
     </>
   );
 }
