@@ -239,7 +239,9 @@ function explicitCaches(deps: AppDeps): GeminiCaches | undefined {
  */
 async function keyBudgets(deps: AppDeps, store: Store): Promise<KeyBudget[]> {
   const now = deps.now().getTime();
-  return Promise.all(deps.auth!.keys().map(async ({ key, source }) => {
+  // Only keys with a limit have anything to show: the others cost no query.
+  const limited = deps.auth!.keys().filter(({ key }) => key.budgetUsd !== undefined || key.requestsPerMinute !== undefined);
+  return Promise.all(limited.map(async ({ key, source }) => {
     const spent = store.shared && store.keys !== undefined ? await store.keys.spent(key.name, periodStart(key.budgetPeriod, now)) : deps.limits!.spent(key);
     const end = periodEnd(key.budgetPeriod, now);
     return {
