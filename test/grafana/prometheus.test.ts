@@ -1,17 +1,20 @@
 /**
  * Every PromQL expression of every dashboard, run by a real Prometheus against a real proxy:
- * the simulator and the proxy on port 0 serve an agent trace (official `openai` client), plus
- * requests that make the rarer series exist (an upstream 500, cache writes from a fake upstream);
+ * the simulator and the proxy on port 0 serve an agent trace (official `openai` client, with a
+ * client key), plus requests that make the rarer series exist (an upstream 500, cache writes from
+ * a fake upstream, a key refused for its spent budget);
  * Prometheus scrapes /metrics every second; each expression must parse and return data.
  * Prometheus must be installed (Debian's `prometheus` package; `npm test` installs it first, see
  * scripts/test-servers.sh): without it this file fails, it does not skip.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAgent } from '../../bench/agent.js';
 import { startStatsWorld, type StatsWorld } from '../stats/world.js';
@@ -19,6 +22,8 @@ import { startCacheWriter, type CacheWriter } from './cache-writer.js';
 import { expressions, substituteVariables } from './dashboards.js';
 
 const exprs = expressions();
+const SPENT_KEY = 'prometheus-test-spent-key';
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 let world: StatsWorld | undefined;
 let writer: CacheWriter | undefined;
 let prometheus: ChildProcess | undefined;
@@ -70,6 +75,13 @@ base_url = "${writerUrl}"
 provider = "writer"
 model = "writer-1"
 price = { input = 3, cache_read = 0.3, cache_write = 3.75, output = 15 }
+
+# The client's key, with a budget the trace stays under, and one whose budget is spent.
+[auth]
+keys = [
+  { name = "team", sha256 = "${sha256('test')}", budget_usd = 100, budget_period = "day" },
+  { name = "spent", sha256 = "${sha256(SPENT_KEY)}", budget_usd = 0, budget_period = "day" },
+]
 `,
   });
   const target = new URL(world.proxy.url).host;
@@ -102,6 +114,9 @@ scrape_configs:
     await world.client.chat.completions.create({ model: 'writer', messages: [{ role: 'user', content: 'write the cache' }, ...(i === 0 ? [] : [{ role: 'assistant' as const, content: 'written.' }, { role: 'user' as const, content: 'again' }])] });
   }
   expect(writer.requests).toBe(2);
+  // A key over its budget: refused with a 429 before anything is sent.
+  const spent = new OpenAI({ baseURL: `${world.proxy.url}/v1`, apiKey: SPENT_KEY, maxRetries: 0 });
+  await expect(spent.chat.completions.create({ model: 'sim', messages: [{ role: 'user', content: 'over budget' }] })).rejects.toMatchObject({ status: 429 });
   const traceEnd = Date.now() / 1000;
   // Two scrapes after the trace: every counter's final value is in, and rate() has two samples.
   await until('two scrapes after the trace', async () => {
