@@ -48,7 +48,7 @@ export interface KeyBudget {
   requests_per_minute: number | null;
 }
 
-export type SortKey = 'last_active' | 'cost' | 'requests' | 'cache_share' | 'prompt_tokens';
+export type SortKey = 'last_active' | 'cost' | 'savings' | 'requests' | 'cache_share' | 'prompt_tokens';
 export type SideKind = 'compaction' | 'title';
 export interface ParentRef { session: string; seq: number }
 

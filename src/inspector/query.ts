@@ -7,7 +7,7 @@ import { ProxyError } from '../core/errors.js';
 export type Period = '1h' | '24h' | '7d' | 'all';
 export const PERIODS: Record<Period, number | undefined> = { '1h': 3_600_000, '24h': 86_400_000, '7d': 604_800_000, all: undefined };
 
-export const SORTS = ['last_active', 'cost', 'requests', 'cache_share', 'prompt_tokens'] as const;
+export const SORTS = ['last_active', 'cost', 'savings', 'requests', 'cache_share', 'prompt_tokens'] as const;
 export type Sort = (typeof SORTS)[number];
 
 type Query = Record<string, string | string[] | undefined>;

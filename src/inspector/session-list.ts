@@ -30,6 +30,7 @@ export interface SessionPage {
 const VALUE: Record<Sort, (s: SessionItem) => number | string | null> = {
   last_active: (s) => s.last_active,
   cost: (s) => s.cost_usd ?? s.totals.known_cost_usd,
+  savings: (s) => s.savings_usd,
   requests: (s) => s.requests,
   cache_share: (s) => s.cache_share,
   prompt_tokens: (s) => s.prompt_tokens,

@@ -106,6 +106,11 @@ describe('GET /api/sessions', () => {
     const active = all.body.items.map((s) => s.last_active as string);
     expect(active).toEqual([...active].sort().reverse());
 
+    // By what the cache saved, the most first; an unknown saving (unpriced routes) last.
+    const bySavings = (await getJson<Page>(w, '/api/sessions?sort=savings')).body.items.map((i) => i.savings_usd as number | null);
+    const known = bySavings.filter((v) => v !== null);
+    expect(known.length).toBeGreaterThan(0);
+    expect(bySavings).toEqual([...known.sort((a, b) => b - a), ...bySavings.filter((v) => v === null)]);
     const byRequests = await getJson<Page>(w, '/api/sessions?sort=requests&dir=asc');
     const counts = byRequests.body.items.map((s) => s.requests as number);
     expect(counts).toEqual([...counts].sort((a, b) => a - b));

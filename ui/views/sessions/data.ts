@@ -4,7 +4,7 @@ import { PERIODS, type Period, type SessionsPage, type SortKey } from '../../con
 import type { Dir } from '../../parts/table-parts.js';
 
 export const PAGE_SIZE = 50;
-const SORTS: readonly SortKey[] = ['last_active', 'cost', 'requests', 'cache_share', 'prompt_tokens'];
+const SORTS: readonly SortKey[] = ['last_active', 'cost', 'savings', 'requests', 'cache_share', 'prompt_tokens'];
 
 /** The causes a session can be filtered by: every break (not a first request, not an extension). */
 export const CAUSES = ['trim', 'system', 'tools', 'client_rewrite', 'model_switch', 'params', 'summary', 'provider_miss'] as const;

@@ -91,7 +91,7 @@ function SessionsTable({ page, q, go }: { page: Page<SessionItem>; q: SessionsQu
               {header('Prompt tokens', 'prompt_tokens')}
               {header('Read from cache', 'cache_share')}
               {header('Cost', 'cost')}
-              <Th numeric>Saved</Th>
+              {header('Saved', 'savings')}
               {header('Last active', 'last_active')}
             </tr>
           </thead>
