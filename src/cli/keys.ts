@@ -12,6 +12,7 @@ import { loadConfig } from '../config/load.js';
 import type { BudgetPeriod, ClientKey } from '../config/types.js';
 import { ProxyError } from '../core/errors.js';
 import { periodStart } from '../proxy/budget-period.js';
+import { ClientLimits } from '../proxy/client-limits.js';
 import { LEDGER_FILE, parseLedger } from '../proxy/spend-ledger.js';
 import type { KeyStore, StoredKey } from '../store/types.js';
 import { intArg, parse } from './args.js';
@@ -55,20 +56,16 @@ export async function keysCommand(args: string[], out: (text: string) => void = 
 }
 
 /**
- * The config's keys, each with what it spent in its budget's current window: the spend ledger's
- * entries from the window's start, as the proxy counts them at its start (client-limits.ts).
+ * The config's keys, each with what it spent in its budget's current window: the spend ledger read
+ * by the proxy's own count (ClientLimits), as a proxy starting now would hold it.
  */
 async function configKeys(keys: readonly ClientKey[], dataDir: string, now: number): Promise<Listed[]> {
   const text = await readFile(join(dataDir, LEDGER_FILE), 'utf8').catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return '';
     throw err;
   });
-  const { entries } = parseLedger(text);
-  return keys.map((k) => {
-    const from = periodStart(k.budgetPeriod, now);
-    const spent = entries.reduce((sum, e) => (e.client === k.name && e.ts >= from ? sum + e.usd : sum), 0);
-    return { ...k, createdAt: undefined, revokedAt: undefined, spent };
-  });
+  const limits = new ClientLimits(keys, parseLedger(text).entries, { now: () => now });
+  return keys.map((k) => ({ ...k, createdAt: undefined, revokedAt: undefined, spent: limits.spent(k) }));
 }
 
 async function run(keys: KeyStore, verb: string, name: string | undefined, amount: string | undefined, values: Record<string, string | boolean | undefined>, out: (text: string) => void): Promise<number> {

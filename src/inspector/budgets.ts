@@ -1,6 +1,6 @@
 /**
- * Each client key's budget and what it has spent of it in its current window, as the overview
- * shows them. The proxy knows the keys (the config's and the store's) and counts the spend (the
+ * Each client key with a budget or a rate, and what it has spent of the budget in its current
+ * window, as the overview shows them. The proxy knows the keys (the config's and the store's) and counts the spend (the
  * spend ledger on the file store, the shared ledger on PostgreSQL); it hands the inspector a
  * function that reads them (proxy/app.ts), so this folder imports none of that.
  */
@@ -17,9 +17,4 @@ export interface KeyBudget {
   /** When the window ends and the spend starts again from 0; null for `total`. */
   resets_at: string | null;
   requests_per_minute: number | null;
-}
-
-/** The keys with a budget or a rate (the others have nothing to show), by name. */
-export function limitedKeys(all: readonly KeyBudget[]): KeyBudget[] {
-  return all.filter((k) => k.budget_usd !== null || k.requests_per_minute !== null).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }

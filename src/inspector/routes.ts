@@ -17,7 +17,7 @@ import { loginPage } from './login-page.js';
 import { overviewOf } from './overview.js';
 import { BREAK_CAUSES } from '../core/events.js';
 import { choice, integer, one, period, SORTS } from './query.js';
-import { limitedKeys, type KeyBudget } from './budgets.js';
+import type { KeyBudget } from './budgets.js';
 import { requestView } from './request-view.js';
 import { SessionIndex } from './session-index.js';
 import { listSessions } from './session-list.js';
@@ -33,7 +33,7 @@ export interface InspectorDeps {
   uiDir?: string;
   /** How old the sessions index's scan of log lengths may be before it is redone (ms; default 2000). */
   refreshMs?: number;
-  /** Each client key's budget and spend (budgets.ts); none: the overview shows no budgets. */
+  /** The client keys with a budget or a rate, by name, and their spend (budgets.ts); none: the overview shows no budgets. */
   budgets?: () => Promise<KeyBudget[]>;
 }
 
@@ -85,7 +85,7 @@ export async function inspectorPlugin(app: FastifyInstance, deps: InspectorDeps)
   app.get('/api/overview', api, async (req) => {
     const q = req.query as Query;
     const entries = await index.entries();
-    const budgets = limitedKeys((await deps.budgets?.()) ?? []);
+    const budgets = (await deps.budgets?.()) ?? [];
     return { ...overviewOf(entries.values(), period(q), now()), unreadable_sessions: index.unreadable().length, budgets };
   });
 

@@ -233,14 +233,16 @@ function explicitCaches(deps: AppDeps): GeminiCaches | undefined {
 }
 
 /**
- * Each client key's budget and its spend in the current window: on a store shared by replicas, the
+ * Each client key with a budget or a rate, by name, and its spend in the current window: on a store shared by replicas, the
  * shared ledger's sum (every replica's charges); else this process's count, which the spend ledger
  * rebuilt at its start (client-limits.ts).
  */
 async function keyBudgets(deps: AppDeps, store: Store): Promise<KeyBudget[]> {
   const now = deps.now().getTime();
   // Only keys with a limit have anything to show: the others cost no query.
-  const limited = deps.auth!.keys().filter(({ key }) => key.budgetUsd !== undefined || key.requestsPerMinute !== undefined);
+  const limited = deps.auth!.keys()
+    .filter(({ key }) => key.budgetUsd !== undefined || key.requestsPerMinute !== undefined)
+    .sort((a, b) => (a.key.name < b.key.name ? -1 : a.key.name > b.key.name ? 1 : 0));
   return Promise.all(limited.map(async ({ key, source }) => {
     const spent = store.shared && store.keys !== undefined ? await store.keys.spent(key.name, periodStart(key.budgetPeriod, now)) : deps.limits!.spent(key);
     const end = periodEnd(key.budgetPeriod, now);
