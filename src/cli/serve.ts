@@ -4,6 +4,7 @@
  */
 import { pino } from 'pino';
 import { loadConfig } from '../config/load.js';
+import { inspectorAudience } from '../inspector/access.js';
 import { withSimulator } from '../config/routes.js';
 import { startProxy } from '../proxy/server.js';
 import { createSim } from '../sim/server.js';
@@ -78,6 +79,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     throw err;
   }
   process.stdout.write(`${config.describe()}\n\nprefix-proxy listening on ${proxy.url}/v1\n`);
+  process.stdout.write(`inspector at ${proxy.url}/ui/ (${inspectorAudience(config.auth.keys, config.adminKey)}), metrics at ${proxy.url}/metrics\n`);
   if (sim !== undefined) process.stdout.write(`built-in simulator at ${sim.url} (models sim/<any-name>)\n`);
   process.stdout.write('add a provider: export OPENAI_API_KEY=... (or OPENROUTER_API_KEY, ...), or copy config.example.toml to config.toml\n');
 
@@ -100,3 +102,4 @@ export async function serveCommand(args: string[]): Promise<number> {
   flush();
   return 0;
 }
+

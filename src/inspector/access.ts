@@ -26,6 +26,14 @@ export interface AccessOptions {
   now: () => number;
 }
 
+/** Who may open the inspector under these keys, in words (`proxy serve`'s banner). */
+export function inspectorAudience(keys: readonly ClientKey[], adminKey: Secret | undefined): string {
+  if (keys.length === 0 && adminKey === undefined) return 'from this machine';
+  const admins = keys.filter((k) => k.admin === true).length;
+  const named = [...(adminKey === undefined ? [] : ['the admin key']), ...(admins > 0 ? [`${admins} client key(s) marked admin`] : [])];
+  return named.length === 0 ? 'closed: no admin key and no client key marked admin' : `with ${named.join(' or ')}`;
+}
+
 export class InspectorAccess {
   readonly #keys: readonly { key: ClientKey; digest: Buffer }[];
   readonly #admin: Buffer | undefined;

@@ -23,6 +23,8 @@ interface Served {
   url: string;
   /** Request lines seen on stdout so far. */
   lines: () => { msg: string; status: number; session?: string }[];
+  /** All of stdout so far. */
+  output: () => string;
 }
 
 function serve(): Promise<Served> {
@@ -35,7 +37,7 @@ function serve(): Promise<Served> {
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
       const m = /listening on (http:\/\/[^\s]+)\/v1/.exec(out);
-      if (m) done({ child, url: m[1]!, lines });
+      if (m) done({ child, url: m[1]!, lines, output: () => out });
     });
     child.on('exit', (code) => fail(new Error(`proxy exited (${code}) before listening: ${out}`)));
   });
@@ -78,4 +80,20 @@ it('shows a lone request\'s line within the flush interval, loses none of a burs
   s.child.kill('SIGTERM');
   await new Promise((r) => s.child.once('exit', r));
   expect(s.lines()).toHaveLength(42);
+});
+
+it('names the inspector and the metrics on its banner, at addresses that answer', async () => {
+  const s = await serve();
+  await waitFor(() => /metrics at \S+\n/.test(s.output()), 5000);
+  const m = /^inspector at (\S+) \((.+)\), metrics at (\S+)$/m.exec(s.output());
+  expect(m?.[1]).toBe(`${s.url}/ui/`);
+  // No [auth] keys and no admin key: this machine only, and this test is on it.
+  expect(m?.[2]).toBe('from this machine');
+  const page = await fetch(m![1]!);
+  expect(page.status).toBe(200);
+  expect(await page.text()).toContain('<script');
+  const metrics = await fetch(m![3]!);
+  expect(await metrics.text()).toContain('proxy_requests_total');
+  s.child.kill('SIGTERM');
+  await new Promise((r) => s.child.once('exit', r));
 });

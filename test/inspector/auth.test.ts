@@ -6,8 +6,8 @@
 import { createHash } from 'node:crypto';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InspectorAccess } from '../../src/inspector/access.js';
-import { Secret } from '../../src/config/types.js';
+import { InspectorAccess, inspectorAudience } from '../../src/inspector/access.js';
+import { Secret, type ClientKey } from '../../src/config/types.js';
 import { conversation, startWorld, type World } from './world.js';
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -127,5 +127,24 @@ describe('InspectorAccess', () => {
     expect(replica.check({ authorization: undefined, cookie: `pp_inspector=${token}`, loopbackCaller: false }).name).toBe('(admin key)');
     t += 13 * 3_600_000;
     expect(() => access.check({ authorization: undefined, cookie: `pp_inspector=${token}`, loopbackCaller: false })).toThrow();
+  });
+
+  it('the banner says who may open it, as check decides', () => {
+    const key = (name: string, admin: boolean): ClientKey => ({ name, sha256: sha(name), models: undefined, budgetPeriod: 'day', ...(admin ? { admin: true as const } : {}) });
+    const cases = [
+      { keys: [], adminKey: undefined, words: 'from this machine' },
+      { keys: [], adminKey: new Secret('adm'), words: 'with the admin key' },
+      { keys: [key('a', false), key('b', true)], adminKey: new Secret('adm'), words: 'with the admin key or 1 client key(s) marked admin' },
+      { keys: [key('a', false)], adminKey: undefined, words: 'closed: no admin key and no client key marked admin' },
+    ];
+    for (const c of cases) {
+      expect(inspectorAudience(c.keys, c.adminKey)).toBe(c.words);
+      // Closed means closed: no key check lets anyone in, from this machine or not.
+      const access = new InspectorAccess({ keys: c.keys, adminKey: c.adminKey, now });
+      const anyone = [...c.keys.map((k) => k.name), ...(c.adminKey === undefined ? [] : ['adm'])].some((k) => {
+        try { access.check({ authorization: `Bearer ${k}`, cookie: undefined, loopbackCaller: true }); return true; } catch { return false; }
+      });
+      expect(anyone || c.words === 'from this machine').toBe(!c.words.startsWith('closed'));
+    }
   });
 });
