@@ -19,7 +19,7 @@ import { intArg, parse } from './args.js';
 import { STORE_OPTIONS, storeFromArgs, withStore } from './store-arg.js';
 
 const HELP = `usage: proxy keys add NAME [--budget USD] [--period day|month|total] [--rpm N] [--models A,B] [--admin]
-       proxy keys list [--json]   (with the file store: the config's keys and what each spent)
+       proxy keys list [--json]   (with --config, the config's keys too; with the file store, only they)
        proxy keys revoke NAME
        proxy keys set-budget NAME USD|none [--period day|month|total]
   each with [--config PATH | --store postgres [--url-env VAR]]`;
@@ -45,7 +45,7 @@ export async function keysCommand(args: string[], out: (text: string) => void = 
   const config = values.config === undefined ? undefined : loadConfig({ path: values.config, env: process.env });
   const store = await storeFromArgs(values, config, values.store === undefined && config === undefined ? 'postgres' : undefined);
   return withStore(store, async (s) => {
-    if (s.keys !== undefined) return run(s.keys, verb, name, amount, values, out);
+    if (s.keys !== undefined) return run(s.keys, config?.auth.keys ?? [], verb, name, amount, values, out);
     if (verb === 'list' && config !== undefined) {
       const listed = await configKeys(config.auth.keys, values['data-dir'] as string | undefined ?? config.dataDir, Date.now());
       out(values.json === true ? JSON.stringify({ keys: listed.map(({ sha256: _, ...k }) => k) }, null, 2) + '\n' : render(listed) + '\n');
@@ -68,11 +68,21 @@ async function configKeys(keys: readonly ClientKey[], dataDir: string, now: numb
   return keys.map((k) => ({ ...k, createdAt: undefined, revokedAt: undefined, spent: limits.spent(k) }));
 }
 
-async function run(keys: KeyStore, verb: string, name: string | undefined, amount: string | undefined, values: Record<string, string | boolean | undefined>, out: (text: string) => void): Promise<number> {
+/**
+ * `configKeys`: the config's `[auth] keys` (with `--config`), listed before the stored ones; a stored
+ * key of a config key's name is listed as shadowed, as the proxy takes the config's (ClientAuth).
+ * Every replica charges the shared ledger by key name, so each spend is the database's.
+ */
+async function run(keys: KeyStore, configKeys: readonly ClientKey[], verb: string, name: string | undefined, amount: string | undefined, values: Record<string, string | boolean | undefined>, out: (text: string) => void): Promise<number> {
   const period = periodArg(values.period as string | undefined);
   if (verb === 'list') {
     const now = Date.now();
-    const listed = await Promise.all((await keys.list()).map(async (k) => ({ ...k, spent: await keys.spent(k.name, periodStart(k.budgetPeriod, now)) })));
+    const named = new Set(configKeys.map((k) => k.name));
+    const all: (Omit<Listed, 'spent'>)[] = [
+      ...configKeys.map((k) => ({ ...k, createdAt: undefined, revokedAt: undefined })),
+      ...(await keys.list()).map((k) => (named.has(k.name) ? { ...k, shadowed: true as const } : k)),
+    ];
+    const listed = await Promise.all(all.map(async (k) => ({ ...k, spent: await keys.spent(k.name, periodStart(k.budgetPeriod, now)) })));
     out(values.json === true ? JSON.stringify({ keys: listed.map(({ sha256: _, ...k }) => k) }, null, 2) + '\n' : render(listed) + '\n');
     return 0;
   }
@@ -115,14 +125,17 @@ function periodArg(value: string | undefined): BudgetPeriod | undefined {
   throw new ProxyError('bad_argument', { detail: `--period must be day, month or total, got ${JSON.stringify(value)}` });
 }
 
-/** A key as listed: made by `proxy keys add` (its dates), or the config's (none). */
-type Listed = Omit<StoredKey, 'createdAt'> & { createdAt: string | undefined; spent: number };
+/**
+ * A key as listed: made by `proxy keys add` (its dates), or the config's (none). `shadowed`: a
+ * stored key the config's key of the same name overrides.
+ */
+type Listed = Omit<StoredKey, 'createdAt'> & { createdAt: string | undefined; spent: number; shadowed?: true };
 
 function render(keys: readonly Listed[]): string {
   if (keys.length === 0) return 'no keys';
   const rows = keys.map((k) => [
     k.name,
-    k.createdAt === undefined ? 'config' : k.revokedAt === undefined ? 'live' : `revoked ${k.revokedAt.slice(0, 16).replace('T', ' ')}`,
+    k.createdAt === undefined ? 'config' : k.revokedAt !== undefined ? `revoked ${k.revokedAt.slice(0, 16).replace('T', ' ')}` : k.shadowed === true ? 'shadowed by config' : 'live',
     k.budgetUsd === undefined ? '-' : `${k.budgetUsd} / ${k.budgetPeriod}`,
     `${Math.round(k.spent * 1e4) / 1e4}`,
     k.requestsPerMinute === undefined ? '-' : String(k.requestsPerMinute),

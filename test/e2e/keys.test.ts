@@ -2,7 +2,8 @@
  * Keys without restarts (docs/scaling.md): `proxy keys add` against PostgreSQL prints a key once
  * and stores its SHA-256 only; two running replicas take it within seconds, as they take a
  * `set-budget` and a `revoke`; the config's key works beside it; the key's name is in the log's
- * llm.req, the request log and the spend metric; `proxy keys list` shows what it spent.
+ * llm.req, the request log and the spend metric; `proxy keys list` shows what it spent, and with
+ * `--config` the config's keys beside the stored ones.
  */
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
@@ -99,6 +100,26 @@ keys = [{ name = "ops", key_env = "PP_TEST_OPS_KEY" }]
       const again = await runCli(['keys', 'add', 'alice', '--store', 'postgres', '--url-env', env]);
       expect(again.code).toBe(2);
       expect(again.stderr).toContain('exists already');
+
+      // With --config, the config's keys are listed beside the stored ones, each with the shared
+      // ledger's spend; a stored key named like a config key is listed as the one the proxy ignores.
+      expect((await runCli(['keys', 'add', 'ops', '--budget', '1', '--store', 'postgres', '--url-env', env])).code).toBe(0);
+      const opsSpent = await (async () => {
+        const db2 = await PgStore.connect(process.env[env]!);
+        try { return await db2.keys.spent('ops', 0); } finally { await db2.close(); }
+      })();
+      expect(opsSpent).toBeGreaterThan(0);
+      const withConfig = await runCli(['keys', 'list', '--json', '--config', `${pgw.dir}/ka.toml`]);
+      expect(withConfig.code, withConfig.stderr).toBe(0);
+      const rows = (JSON.parse(withConfig.stdout) as { keys: { name: string; spent: number; createdAt?: string; shadowed?: boolean; revokedAt?: string }[] }).keys;
+      expect(rows.map((k) => [k.name, k.createdAt === undefined ? 'config' : k.shadowed === true ? 'shadowed' : k.revokedAt === undefined ? 'live' : 'revoked'])).toEqual([
+        ['ops', 'config'], ['alice', 'revoked'], ['ops', 'shadowed'],
+      ]);
+      expect(rows[0]!.spent).toBeCloseTo(opsSpent, 10);
+      const table = await runCli(['keys', 'list', '--config', `${pgw.dir}/ka.toml`]);
+      expect(table.stdout).toMatch(/^ops +config /m);
+      expect(table.stdout).toMatch(/^ops +shadowed by config /m);
+      expect(withConfig.stdout + table.stdout).not.toContain('ops-key-from-config');
     } finally {
       for (const p of proxies) await p.close();
     }
