@@ -14,6 +14,8 @@ export const ERRORS = {
   invalid_json: { status: 400, type: 'invalid_request_error', message: 'The request body is not valid JSON: {detail}' },
   invalid_request: { status: 400, type: 'invalid_request_error', message: '{detail}' },
   previous_response_not_found: { status: 400, type: 'invalid_request_error', message: "Previous response with id '{id}' not found." },
+  // 404, as the Responses API answers an item_reference it does not hold.
+  item_not_found: { status: 404, type: 'invalid_request_error', message: "Item with id '{id}' not found." },
   unknown_role: { status: 400, type: 'invalid_request_error', message: 'Unknown role "{role}" at {param}; expected system, developer, user, assistant or tool.' },
   model_not_found: { status: 404, type: 'invalid_request_error', message: 'The model "{model}" does not exist. Known models: {known}.' },
   // 400, not 5xx: a client must not retry a route whose dialect this build does not have.

@@ -3,7 +3,7 @@
  * decodes an upstream stream into. Wire shapes stay inside each dialect's `wire-types.ts`.
  */
 import type { ProxyError } from '../core/errors.js';
-import type { FinishReason, ImagePart, NeutralMessage, NeutralReply, NeutralRequest, OpaqueBlock, RequestParams, ToolSpec, Usage } from '../core/types.js';
+import type { AssistantMessage, FinishReason, ImagePart, NeutralMessage, NeutralReply, NeutralRequest, OpaqueBlock, RequestParams, ToolSpec, Usage } from '../core/types.js';
 import type { DialectRoute, EncodedRequest, WireFormat, WireHints } from '../core/route.js';
 import type { Framing, StreamEvent } from './stream-decoder.js';
 
@@ -191,6 +191,9 @@ export interface ReplyRef {
   seq: number;
 }
 
+/** The replies a session's log holds to requests `seqs`, by that seq (absent: none). */
+export type ReplyLookup = (session: string, seqs: ReadonlySet<number>) => Promise<ReadonlyMap<number, AssistantMessage>>;
+
 /** What the proxy knows of an answer before it has one. */
 export interface ReplyMeta {
   id: string;
@@ -247,6 +250,12 @@ export interface InboundDialect {
   /** The credential the client sent, in the header this wire's clients use; passed through when the provider has none. */
   apiKey(headers: ClientHeaders, target?: RequestTarget): string | undefined;
   countTokens?: CountTokensEndpoint;
+  /**
+   * The body with the items it names instead of sending (Responses' `item_reference`) put in their
+   * places, read from the log through `replies`; the body itself when it names none. Runs before
+   * `parse`; throws a 404 for an item the log does not hold.
+   */
+  resolveReferences?(body: unknown, replies: ReplyLookup): Promise<unknown>;
   /** Validate and read a parsed JSON body; throws a ProxyError (4xx) naming the bad field. */
   parse(body: unknown, images: ImageSink, target?: RequestTarget): ClientRequest;
   renderReply(reply: NeutralReply, meta: ReplyMeta, req: ClientRequest): unknown;

@@ -7,7 +7,7 @@
  */
 import { isProxyError } from '../core/errors.js';
 import type { LogEvent } from '../core/events.js';
-import type { NeutralMessage } from '../core/types.js';
+import type { AssistantMessage, NeutralMessage } from '../core/types.js';
 import type { Store } from '../store/types.js';
 import { ClientView } from './view.js';
 
@@ -23,6 +23,33 @@ export interface Conversation {
  * should retry, not hear that it does not (docs/scaling.md, Outages).
  */
 export async function conversationFromLog(store: Store, id: string, seq: number, activeSince?: number): Promise<Conversation | undefined> {
+  const events = await eventsOf(store, id, activeSince);
+  if (events === undefined) return undefined;
+  const view = new ClientView();
+  for (const e of events) {
+    view.apply(e);
+    if (e.type === 'llm.resp' && e.req === seq && e.aborted !== true) return { system: view.system, messages: view.entries.map((x) => x.msg) };
+  }
+  return undefined;
+}
+
+/**
+ * The replies to requests `seqs` (by the seq of the `llm.req` each answered) as the client view
+ * holds them, from one read of the log: what Responses item references name (docs/inbound.md).
+ * A seq with no complete reply is absent; the rest as `conversationFromLog`.
+ */
+export async function repliesFromLog(store: Store, id: string, seqs: ReadonlySet<number>, activeSince?: number): Promise<Map<number, AssistantMessage>> {
+  const found = new Map<number, AssistantMessage>();
+  const events = await eventsOf(store, id, activeSince);
+  for (const e of events ?? []) {
+    if (e.type !== 'llm.resp' || e.aborted === true || !seqs.has(e.req)) continue;
+    found.set(e.req, { role: 'assistant', content: e.reply.content, ...(e.reply.tool_calls === undefined ? {} : { tool_calls: e.reply.tool_calls }) });
+  }
+  return found;
+}
+
+/** The log's events; undefined when it cannot be read or is past `activeSince`. */
+async function eventsOf(store: Store, id: string, activeSince: number | undefined): Promise<LogEvent[] | undefined> {
   let events: LogEvent[];
   try {
     ({ events } = await store.read(id));
@@ -33,10 +60,5 @@ export async function conversationFromLog(store: Store, id: string, seq: number,
   // A session idle since before `activeSince` is no longer continued (docs/decisions/0023-stored-sessions-located-for-a-time.md).
   const last = events.at(-1);
   if (activeSince !== undefined && last !== undefined && Date.parse(last.ts) < activeSince) return undefined;
-  const view = new ClientView();
-  for (const e of events) {
-    view.apply(e);
-    if (e.type === 'llm.resp' && e.req === seq && e.aborted !== true) return { system: view.system, messages: view.entries.map((x) => x.msg) };
-  }
-  return undefined;
+  return events;
 }

@@ -6,7 +6,7 @@
  * adds. Requests of one session run one at a time; different sessions in parallel.
  */
 import type { Recipe } from '../core/events.js';
-import type { NeutralMessage, ToolSpec } from '../core/types.js';
+import type { AssistantMessage, NeutralMessage, ToolSpec } from '../core/types.js';
 import type { LedgerAdmission, LedgerAnswer, SessionWriter, Store } from '../store/types.js';
 import { appendConversation, copyParent, elidedLeaving, type AppendOptions } from './appends.js';
 import { Heads } from './heads.js';
@@ -20,7 +20,7 @@ import { isRetryOf, type RetryMark } from './retry.js';
 import { SessionFiles, type Damaged } from './session-files.js';
 import { SessionLoader } from './session-loader.js';
 import { Turn } from './turn.js';
-import { conversationFromLog, type Conversation } from './conversation.js';
+import { conversationFromLog, repliesFromLog, type Conversation } from './conversation.js';
 import { randomHex } from './random-hex.js';
 import { recogniseSide, type SideJob } from './side.js';
 
@@ -240,6 +240,22 @@ export class SessionManager {
     await live?.log.sync();
     const activeSince = live === undefined && this.#forgetAfterMs !== undefined ? this.#now().getTime() - this.#forgetAfterMs : undefined;
     return conversationFromLog(this.#store, id, seq, activeSince);
+  }
+
+  /**
+   * The replies to requests `seqs` of session `id`, by that seq (Responses item references,
+   * docs/inbound.md): from the live view where it still holds them, else from one read of the log,
+   * under the same rules as `conversationAt`. A reply not found is absent.
+   */
+  async repliesAt(id: string, seqs: ReadonlySet<number>): Promise<Map<number, AssistantMessage>> {
+    const found = new Map<number, AssistantMessage>();
+    const live = this.#live.peek(id);
+    for (const e of live?.view.entries ?? []) if (e.req !== undefined && seqs.has(e.req)) found.set(e.req, e.msg as AssistantMessage);
+    if (found.size === seqs.size) return found;
+    if (live === undefined && !this.#store.shared && this.#locator.stored(id) === undefined) return found;
+    await live?.log.sync();
+    const activeSince = live === undefined && this.#forgetAfterMs !== undefined ? this.#now().getTime() - this.#forgetAfterMs : undefined;
+    return repliesFromLog(this.#store, id, seqs, activeSince);
   }
 
   /**

@@ -17,6 +17,8 @@ export interface ViewEntry {
   key: string;
   /** The client's own copy, once it matched this entry without being identical (see incoming.ts). */
   sent?: NeutralMessage;
+  /** A reply's: the seq of the `llm.req` it answered, which its Responses ids name (response-ids.ts). */
+  req?: number;
 }
 
 export class ClientView {
@@ -51,7 +53,7 @@ export class ClientView {
         if (event.aborted === true) return;
         const msg: AssistantMessage = { role: 'assistant', content: event.reply.content };
         if (event.reply.tool_calls !== undefined) msg.tool_calls = event.reply.tool_calls;
-        this.#push(event.seq, msg);
+        this.entries.push({ seq: event.seq, msg, key: messageKey(msg), req: event.req });
         const fp = replyFingerprint(msg);
         if (fp !== undefined) {
           this.#replies.delete(fp);

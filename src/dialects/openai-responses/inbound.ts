@@ -14,6 +14,7 @@ import { createEventRenderer, renderResponse, type ResponseMeta } from './client
 import { ENCRYPTED_REASONING } from './encode-request.js';
 import { toConversation, toParams, toTools } from './inbound-convert.js';
 import { parseResponsesRequest, type ParsedResponses } from './inbound-parse.js';
+import { resolveItemReferences } from './item-references.js';
 import { idToRef, responseIdOf } from './response-ids.js';
 import type { ResponsesSseEvent } from './stream-events.js';
 
@@ -32,6 +33,7 @@ export const openaiResponsesInbound: InboundDialect = {
   paths: ['/v1/responses'],
   bodyList: 'input',
   apiKey: (headers) => bearerOf(headers.authorization),
+  resolveReferences: resolveItemReferences,
   parse(body, images): ClientRequest {
     const parsed = parseResponsesRequest(body);
     const conversation = toConversation(parsed.body.instructions, parsed.input, images);

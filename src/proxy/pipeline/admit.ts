@@ -26,12 +26,16 @@ export function requestTarget(req: FastifyRequest): RequestTarget {
   return { route: req.routeOptions.url ?? '', params: req.params as RequestTarget['params'], query: req.query as RequestTarget['query'] };
 }
 
-/** Read the body in the client's wire, resolve the route. Throws a 4xx for bad input; the key's budget and rate are checked next (`limit`). */
-export function admit(inbound: InboundDialect, req: FastifyRequest, deps: AppDeps): Admitted {
+/**
+ * Read the body in the client's wire, resolve the route. Throws a 4xx for bad input; the key's
+ * budget and rate are checked next (`limit`). `body`: the request's, with what it names in the log
+ * put in place (`resolveReferences`).
+ */
+export function admit(inbound: InboundDialect, req: FastifyRequest, deps: AppDeps, body: unknown = req.body): Admitted {
   const target = requestTarget(req);
   const presented = inbound.apiKey(req.headers, target);
   const key = deps.auth?.identify(presented);
-  const parsed = inbound.parse(req.body, (url, detail, param) => deps.images.put(url, detail, param), target);
+  const parsed = inbound.parse(body, (url, detail, param) => deps.images.put(url, detail, param), target);
   const route = resolveRoute(deps.config, parsed.model);
   deps.auth?.allow(key, route.name);
   if (key !== undefined) summaryOf(req).client = key.name;
@@ -68,6 +72,19 @@ export function admit(inbound: InboundDialect, req: FastifyRequest, deps: AppDep
       ...(retry === undefined ? {} : { retry: { ...retry, key: answerKey(route.name, route.dialect.model, client.params) } }),
     },
   };
+}
+
+/**
+ * The body with the items it names in the log put in their places (Responses' `item_reference`,
+ * docs/inbound.md). Before `admit`, so the body is read as if the client had sent them; the
+ * client's key is checked first, so a caller without one reads nothing from the log.
+ */
+export async function resolveReferences(inbound: InboundDialect, req: FastifyRequest, deps: AppDeps): Promise<unknown> {
+  if (inbound.resolveReferences === undefined) return req.body;
+  return await inbound.resolveReferences(req.body, async (session, seqs) => {
+    deps.auth?.identify(inbound.apiKey(req.headers, requestTarget(req)));
+    return deps.sessions.repliesAt(session, seqs);
+  });
 }
 
 /**

@@ -15,7 +15,7 @@ import { OPERATION, requestAttributes, sentAttributes } from '../../tracing/gen-
 import { NO_TRACE, type RequestTrace } from '../../tracing/request-trace.js';
 import type { AppDeps } from '../app.js';
 import { summaryOf } from '../request-log.js';
-import { admit, continueFrom, limit } from './admit.js';
+import { admit, continueFrom, limit, resolveReferences } from './admit.js';
 import { build } from './build.js';
 import { CountedFailure, type Call } from './call.js';
 import { emptyReply, fail, logAborted } from './outcome.js';
@@ -45,7 +45,7 @@ export async function handleRequest(inbound: InboundDialect, req: FastifyRequest
 
 async function handle(inbound: InboundDialect, req: FastifyRequest, reply: FastifyReply, deps: AppDeps, trace: RequestTrace): Promise<void> {
   const started = performance.now();
-  const a = admit(inbound, req, deps);
+  const a = admit(inbound, req, deps, inbound.resolveReferences === undefined ? req.body : await resolveReferences(inbound, req, deps));
   routeLabels.set(req, a.labels);
   await limit(a, deps);
   trace.name(`${OPERATION} ${a.route.dialect.model}`);
