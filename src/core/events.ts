@@ -131,6 +131,13 @@ export type EventBody =
       ids: string[];
       parent?: { session: string; seq: number };
       /**
+       * A fork's or side request's: the seq of its first event of its own, where the copied ones
+       * end. Absent: `parent.seq`, when every parent event before it was copied. Less when the
+       * copy left out requests the parent made for the message the fork diverged at that change
+       * nothing it holds (appends.ts), so repeated forks at one opener do not each copy more.
+       */
+      own_from?: number;
+      /**
        * The conversation a fork or side call descends from, whose cache key it carries upstream
        * (absent: the parent's, or the session's own id). Not part of any request's digest.
        */
@@ -227,3 +234,13 @@ export type LogEvent = EventBody & {
 };
 
 export type EventOf<T extends EventType> = Extract<LogEvent, { type: T }>;
+
+/**
+ * The seq of a log's first event of its own: 1, or after what a fork or side request copied from
+ * its parent (its session.start's `own_from`, else `parent.seq`). Readers that count a session's
+ * own requests skip the events before it; they are the parent's, counted there.
+ */
+export function ownFrom(first: LogEvent | undefined): number {
+  if (first?.type !== 'session.start' || first.parent === undefined) return 0;
+  return first.own_from ?? first.parent.seq;
+}

@@ -2,7 +2,7 @@
  * What the inspector keeps of one session between requests: its list item and its priced rows,
  * folded from the log once per log length (the log stays the only copy of the data).
  */
-import type { EventOf, LogEvent } from '../core/events.js';
+import { ownFrom, type EventOf, type LogEvent } from '../core/events.js';
 import type { PriceBook } from '../stats/prices.js';
 import { sessionStats } from '../stats/session-totals.js';
 import { pricedRows, totalsOfRows, type PricedRow, type Totals } from './figures.js';
@@ -88,7 +88,7 @@ export function entryOf(id: string, events: readonly LogEvent[], prices: PriceBo
 
 /** The first request the session made itself (a fork's log opens with its parent's). */
 function firstOwnRequest(events: readonly LogEvent[], start: EventOf<'session.start'> | undefined): EventOf<'llm.req'> | undefined {
-  const inherited = start?.parent?.seq ?? 0;
+  const inherited = ownFrom(start);
   for (const e of events) if (e.type === 'llm.req' && e.seq >= inherited) return e;
   return undefined;
 }

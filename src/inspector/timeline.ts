@@ -3,7 +3,7 @@
  * them), tool results cut at their cap (by the cap the recipe gives that tool, as the window cuts),
  * summaries, client rewrites, and the side requests and forks taken from it.
  */
-import type { EventOf, LogEvent, Recipe } from '../core/events.js';
+import { ownFrom, type EventOf, type LogEvent, type Recipe } from '../core/events.js';
 import type { ToolCall } from '../core/types.js';
 import { cutOf } from '../window/cap.js';
 import { ResultCaps } from '../window/tool-caps.js';
@@ -29,7 +29,7 @@ export interface Child {
 
 export function timelineOf(events: readonly LogEvent[], children: readonly Child[]): TimelineEntry[] {
   const start = events[0]?.type === 'session.start' ? (events[0] as EventOf<'session.start'>) : undefined;
-  const inherited = start?.parent?.seq ?? 0;
+  const inherited = ownFrom(start);
   const out: TimelineEntry[] = [];
   let caps: ResultCaps | undefined;
   let recipe: Recipe | undefined;

@@ -3,7 +3,7 @@
  * much of the predecessor's prompt it read back, why the prefix broke, and what it cost. A figure
  * the provider did not report is `null` (unknown), never 0: a reported 0 stays 0.
  */
-import type { BreakCause, EventOf, LogEvent } from '../core/events.js';
+import { ownFrom, type BreakCause, type EventOf, type LogEvent } from '../core/events.js';
 import type { Usage } from '../core/types.js';
 import { storageCostOf, totalCost, type CostSource } from '../pricing/cost.js';
 import { storageByCreator } from './cache-storage.js';
@@ -67,8 +67,7 @@ export function requestRows(events: readonly LogEvent[], prices: PriceBook): Req
   let previousPrompt: number | undefined;
   // A fork's log opens with its parent's events, up to where it diverged: those requests are the
   // parent's, counted there, so they only set the predecessor here.
-  const start = events[0];
-  const inherited = start?.type === 'session.start' && start.parent !== undefined ? start.parent.seq : 0;
+  const inherited = ownFrom(events[0]);
   for (const event of events) {
     if (event.seq < inherited) {
       if (event.type === 'llm.resp' && event.aborted !== true) previousPrompt = event.reply.usage?.prompt_tokens;

@@ -2,12 +2,13 @@
  * The cache key follows a conversation's lineage: a fork and a side call carry their parent's key,
  * so a fork reads its parent's prefix on the replica that cached it; unrelated ones differ.
  */
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/core/canonical.js';
-import type { EventOf, LogEvent } from '../../src/core/events.js';
+import { ownFrom, type EventOf, type LogEvent } from '../../src/core/events.js';
 import { BLOCK_TOKENS, TOKEN_BYTES, renderPrompt } from '../../src/sim/tokens.js';
 import type { WireMessage } from '../../src/sim/request.js';
-import { newSessions, openTappedWorld, sessionIds, tag, type Tap, type World } from './harness.js';
+import { newSessions, openTappedWorld, replayAll, runCli, sessionIds, tag, type Tap, type World } from './harness.js';
 import { contentOf, post } from './wire-faults.js';
 
 type Msg = { role: 'system' | 'user' | 'assistant'; content: string };
@@ -84,6 +85,56 @@ describe('a fork', () => {
     expect(fork.sim.cachedTokens).toBeGreaterThan(0);
     expect(fork.sim.cachedTokens).toBeGreaterThanOrEqual(sharedBlocks * BLOCK_TOKENS);
     expect(fork.sim.cachedTokens).toBeLessThan(fork.sim.promptTokens);
+  });
+});
+
+describe('forks at one opener, run after run', () => {
+  it('each copies its parent\'s last request only: the log does not grow with the runs, and each run reads the prefix its parent cached', async () => {
+    const t = tag('rerun');
+    const tools = [{ type: 'function', function: { name: 'read_file', description: 'Read a file.', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }];
+    const opener: Msg[] = [{ role: 'system', content: longSystem(t) }, { role: 'user', content: `the task of ${t} [[call read_file {"path":"a"}]]` }];
+    const runs: { id: string; events: LogEvent[]; first: { cachedTokens: number; promptTokens: number } }[] = [];
+    for (let run = 0; run < 6; run++) {
+      // A sub-agent, or the same task run again: the same opener, then the tool loop of its own.
+      const before = await sessionIds(w);
+      const first = await post(w.proxy.url, { model: 'm', messages: opener, tools });
+      expect(first.status, first.text).toBe(200);
+      const sim = w.sim.requests.at(-1)!;
+      const call = (JSON.parse(first.text) as { choices: { message: { tool_calls: { id: string; function: { name: string; arguments: string } }[] } }[] }).choices[0]!.message.tool_calls[0]!;
+      const second = await post(w.proxy.url, {
+        model: 'm', tools,
+        messages: [...opener, { role: 'assistant', content: null, tool_calls: [{ id: call.id, type: 'function', function: call.function }] }, { role: 'tool', tool_call_id: call.id, content: `run ${run} [[say done ${run}]]` }],
+      });
+      expect(contentOf(second)).toBe(`done ${run}`);
+      const made = await newSessions(w, before);
+      expect(made.size).toBe(1);
+      const [id, events] = [...made][0]!;
+      runs.push({ id, events, first: sim });
+    }
+    for (const [k, r] of runs.entries()) {
+      const reqs = r.events.filter((e) => e.type === 'llm.req');
+      const start = r.events[0] as EventOf<'session.start'>;
+      if (k === 0) {
+        expect(start.parent).toBeUndefined();
+        expect(reqs).toHaveLength(2);
+        continue;
+      }
+      // Forked from the run before, at its reply: the one request that reply answered comes along.
+      expect(start.parent?.session).toBe(runs[k - 1]!.id);
+      expect(reqs, `run ${k}`).toHaveLength(3);
+      expect(ownFrom(start)).toBe(reqs[0]!.seq + 1);
+      // What the proxy counts as the session's own: its two requests, each answered.
+      const rows = await runCli(['stats', r.id, '--json', '--data-dir', join(w.dir, 'data')]);
+      expect(rows.code, rows.stderr).toBe(0);
+      expect((JSON.parse(rows.stdout) as { requests: { seq: number }[] }).requests.map((q) => q.seq)).toStrictEqual(reqs.slice(1).map((q) => q.seq));
+      // Its first request read what its parent's first request wrote.
+      expect(r.first.cachedTokens).toBeGreaterThan(1024);
+    }
+    // The same bytes each run: the sixth log is no larger than the second.
+    const sizes = runs.map((r) => r.events.length);
+    expect(new Set(sizes.slice(1)).size).toBe(1);
+    const replay = await replayAll(w);
+    expect(replay.code, replay.stdout + replay.stderr).toBe(0);
   });
 });
 
