@@ -3,11 +3,13 @@
  * runs: `generateText` and `streamText` with a tool, several steps, against the proxy. Its
  * `openai(model)` speaks the Responses API with `store` true by default, so from its second step on
  * it names its earlier replies' reasoning and text by `item_reference` instead of sending them:
- * the proxy answers those from its log (docs/inbound.md). Each run must end as the directives say,
+ * the proxy answers those from its log (docs/inbound.md). `@ai-sdk/anthropic` and `@ai-sdk/google`
+ * speak the Messages and Gemini endpoints. Each run must end as the directives say,
  * in one session that grew by appends, with each reply's reasoning given back upstream and each
  * request reading what the unchanged prefix allows from the simulator's cache.
  */
 import { createAnthropic } from '@ai-sdk/anthropic';
+import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, stepCountIs, streamText, tool, type LanguageModel, type StepResult } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -29,7 +31,7 @@ beforeAll(async () => {
   w = await startWiresWorld({
     sim: { replicas: 4, routing: 'random', seed: 23, requireReasoning: true },
     // Named as OpenAI's reasoning models are, so the SDK treats them as such (developer prompt, reasoning items).
-    models: `
+    models: (tap) => `
 [models."gpt-5-sim"]
 provider = "rs"
 model = "gpt-sim"
@@ -46,6 +48,15 @@ model = "claude-sim"
 [models.claude]
 provider = "an"
 model = "claude-sim"
+
+[providers.gm]
+preset = "gemini"
+base_url = "${tap}/v1beta"
+api_key_env = ""
+
+[models.gemini-sim]
+provider = "gm"
+model = "gemini-3.1-pro-preview"
 `,
   });
 });
@@ -202,5 +213,35 @@ describe('@ai-sdk/anthropic, the Messages API', () => {
     expect(sent).toHaveLength(STEPS);
     expect(sent.filter(breaksFinalThinkingRule)).toStrictEqual([]);
     expectReasoningBack(t);
+  });
+});
+
+describe('@ai-sdk/google, the Gemini API', () => {
+  it('thoughts shown, a tool loop to a Gemini upstream: one session, each call\'s thought signature back where the upstream put it', async () => {
+    const t = tag('ai-gm');
+    const from = w.tap.requests.length;
+    const google = createGoogleGenerativeAI({ baseURL: `${w.proxy.url}/v1beta`, apiKey: 'gm-test' });
+    const steps = await run(google('gemini-sim'), t, true, { google: { thinkingConfig: { includeThoughts: true } } });
+    const events = await sessionWith(w, t);
+    expect(steps.map((s) => s.finishReason)).toStrictEqual([...Array<string>(STEPS - 1).fill('tool-calls'), 'stop']);
+    expect(steps.at(-1)!.text).toBe('all read');
+    expect(events.filter((e) => e.type === 'llm.resp')).toHaveLength(STEPS);
+    expect(events.filter((e) => e.type === 'client.rewrite' || e.type === 'llm.error')).toStrictEqual([]);
+    // The simulator refuses a call sent back without its signature, or with another: every step answered.
+    const sent = wire(w, '/v1beta/', from);
+    expect(sent.map((r) => r.status)).toStrictEqual(Array<number>(STEPS).fill(200));
+    const signed = sent.slice(1).map((r) => JSON.stringify(r.body).match(/"thoughtSignature"/g)?.length ?? 0);
+    expect(signed).toStrictEqual(Array.from({ length: STEPS - 1 }, (_, k) => k + 1));
+    // Gemini's implicit cache has no key to route by (the simulator's replicas are picked at
+    // random here), so the prefix is read on the wire: each request is the one before it, whole,
+    // then the reply and the tool's result.
+    type Body = { systemInstruction: unknown; tools: unknown; contents: unknown[] };
+    const bodies = sent.map((r) => r.body as Body);
+    bodies.slice(1).forEach((b, k) => {
+      const before = bodies[k]!;
+      expect([b.systemInstruction, b.tools]).toStrictEqual([before.systemInstruction, before.tools]);
+      expect(b.contents.slice(0, before.contents.length)).toStrictEqual(before.contents);
+      expect(b.contents).toHaveLength(before.contents.length + 2);
+    });
   });
 });
