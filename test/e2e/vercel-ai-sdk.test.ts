@@ -168,6 +168,18 @@ describe('@ai-sdk/openai, the Responses API (store: true, its default)', () => {
   });
 });
 
+describe('@ai-sdk/openai, Chat Completions (openai.chat)', () => {
+  it('a reasoning model\'s developer prompt, streamed, to a chat upstream: one session, reasoning_content back', async () => {
+    const t = tag('ai-chat');
+    const openai = createOpenAI({ baseURL: `${w.proxy.url}/v1`, apiKey: 'sk-test' });
+    const steps = await run(openai.chat('gpt-5-ds'), t, true);
+    // Named like a reasoning model, the SDK sends its system prompt as a developer message.
+    expect(JSON.stringify(steps[0]!.request.body)).toContain('"role":"developer"');
+    expectOneSession(steps, await sessionWith(w, t), true);
+    expectReasoningBack(t);
+  });
+});
+
 describe('item references the log does not hold', () => {
   const post = (input: unknown[]) => fetch(`${w.proxy.url}/v1/responses`, {
     method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test' },
