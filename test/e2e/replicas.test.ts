@@ -5,13 +5,17 @@
  * unchanged prefix allows, and every digest replays (`proxy replay --all --store postgres`);
  * `proxy migrate` moves the log to files and back, line for line, replaying every digest. Then
  * with two `proxy serve` processes: one is killed (SIGKILL) mid-stream, the other answers the
- * client's retry and carries the same session on.
+ * client's retry and carries the same session on. An AI SDK agent's item references are read on
+ * whichever replica takes the step.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createOpenAI } from '@ai-sdk/openai';
+import { generateText, stepCountIs, tool } from 'ai';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { idealCached, runAgent } from '../../bench/agent.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { EventOf, LogEvent } from '../../src/core/events.js';
@@ -117,6 +121,40 @@ describe('two replicas on one PostgreSQL', () => {
     await backStore.close();
     await check.close();
   }, 120_000);
+
+  it('an AI SDK agent whose item references name replies the other replica logged: one session, each step answered', async () => {
+    const { proxies, check } = await twoReplicas('PP_TEST_REPLICAS_REFS', 'refs', ['ra', 'rb']);
+    try {
+      const counts = [0, 0];
+      const openai = createOpenAI({ baseURL: 'http://replicas.invalid/v1', apiKey: 'test', fetch: alternating(proxies.map((p) => p.url), counts) });
+      const steps = 5;
+      const read = tool({
+        description: 'Read a file.',
+        inputSchema: z.object({ path: z.string() }),
+        execute: async ({ path }) => {
+          const n = Number(path) + 1;
+          return `file ${path} [[say step ${n}]]${n < steps - 1 ? ` [[call read_file {"path":"${n}"}]]` : ''}`;
+        },
+      });
+      // openai(model) speaks Responses with store true: from the second step on it names the
+      // earlier replies' text by item_reference, and every other step goes to the other replica.
+      const r = await generateText({
+        model: openai('oa'), maxRetries: 0, stopWhen: stepCountIs(steps + 1), tools: { read_file: read },
+        system: 'You read files for refs-replicas.', prompt: 'refs-replicas [[say step 0]] [[call read_file {"path":"0"}]]',
+      });
+      expect(r.steps.map((s) => s.text)).toStrictEqual(Array.from({ length: steps }, (_, k) => `step ${k}`));
+      expect(r.steps.slice(1).every((s) => JSON.stringify(s.request.body).includes('"item_reference"'))).toBe(true);
+      expect(counts).toEqual([3, 2]);
+      const sessions = await eventsOf(check);
+      expect([...sessions.keys()]).toHaveLength(1);
+      const events = [...sessions.values()][0]!;
+      expect(events.filter((e) => e.type === 'client.rewrite')).toEqual([]);
+      expect(events.filter((e) => e.type === 'llm.resp' && e.aborted !== true)).toHaveLength(steps);
+    } finally {
+      for (const p of proxies) await p.close();
+      await check.close();
+    }
+  }, 60_000);
 
   it('an Idempotency-Key repeated on the other replica is answered from the log there; another key goes upstream', async () => {
     const { proxies, check } = await twoReplicas('PP_TEST_REPLICAS_IDEM', 'idem', ['ia', 'ib']);
