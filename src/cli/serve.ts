@@ -4,8 +4,8 @@
  */
 import { pino } from 'pino';
 import { loadConfig } from '../config/load.js';
-import { inspectorAudience } from '../inspector/access.js';
 import { withSimulator } from '../config/routes.js';
+import { inspectorAudience } from '../inspector/access.js';
 import { startProxy } from '../proxy/server.js';
 import { createSim } from '../sim/server.js';
 import { intArg, parse } from './args.js';
@@ -102,4 +102,3 @@ export async function serveCommand(args: string[]): Promise<number> {
   flush();
   return 0;
 }
-

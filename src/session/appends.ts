@@ -97,9 +97,9 @@ export async function copyParent(store: Store, turn: Turn, parent: LiveSession, 
  * message the parent answered (sub-agents that open alike, one task run again) stops after the
  * parent's requests for that message, whose replies it leaves out. Of those it keeps the last (the
  * predecessor `proxy diff` compares its own first request with) and any that elided or folded
- * (the window holds them); the others and their failures (`llm.error`) are the
- * parent's, counted there. Without this, each fork of a fork at one opener copied one request more
- * than its parent: the log grew with every run, not with what was new.
+ * (the window holds them); the others and their failures (`llm.error`) are the parent's, counted
+ * there. Without this, each fork of a fork at one opener copied one request more than its parent:
+ * the log grew with every run, not with what was new (docs/decisions/0027).
  */
 function copiedTail(events: LogEvent[]): LogEvent[] {
   let tail = events.length;
