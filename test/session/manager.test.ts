@@ -6,7 +6,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { EventOf, LogEvent, Recipe } from '../../src/core/events.js';
+import { ownFrom, type EventOf, type LogEvent, type Recipe } from '../../src/core/events.js';
 import type { NeutralMessage, NeutralReply } from '../../src/core/types.js';
 import { FileStore } from '../../src/store/files.js';
 import { SessionManager, type Incoming, type Turn } from '../../src/session/manager.js';
@@ -51,6 +51,11 @@ function answer(turn: Turn, reply: NeutralReply, opts: { aborted?: boolean } = {
   const built = turn.session.window.build({ route: 'm', model: 'm', origin: ORIGIN, params: {} });
   const req = turn.append({ type: 'llm.req', digest: built.digest, recipe_version: 'window-v1', route: 'm', model: 'm', origin: ORIGIN, params: {}, elided: built.elided, est_tokens: built.estTokens });
   turn.append({ type: 'llm.resp', req: req.seq, reply, origin: ORIGIN, timings: { total_ms: 1 }, ...(opts.aborted === true ? { aborted: true as const } : {}) });
+}
+
+/** An llm.req for the turn's session, eliding `elided`. */
+function logRequest(turn: Turn, elided: number[]): EventOf<'llm.req'> {
+  return turn.append({ type: 'llm.req', digest: 'd', recipe_version: 'window-v1', route: 'm', model: 'm', origin: ORIGIN, params: {}, elided, est_tokens: 1 }) as EventOf<'llm.req'>;
 }
 
 /** The turn answered, its reply made durable, and released. */
@@ -198,6 +203,43 @@ describe('SessionManager', () => {
     expect(running.session.view.entries.map((e) => e.msg.content)).toEqual(['1', 'r1', 'slow']);
     fork.release();
     running.release();
+  });
+
+  it('a fork at a reply copies, of the parent\'s requests for that message, the last and those that elided', async () => {
+    const m = await manager();
+    const r1 = reply('r1');
+    const t1 = await run(m, [u('1')], r1);
+    const asked = [u('1'), asAssistant(r1), u('2')];
+    // The parent's second turn: a failed try, one that elided the first message, the last, then its reply.
+    const t2 = await m.begin(incoming(asked));
+    const first = t1.appended.find((e) => e.type === 'client.msg')!.seq;
+    const req = (elided: number[]) => logRequest(t2, elided);
+    const failed = req([]);
+    t2.append({ type: 'llm.error', req: failed.seq, status: 500 });
+    const eliding = req([first]);
+    const last = req([]);
+    t2.append({ type: 'llm.resp', req: last.seq, reply: reply('r2'), origin: ORIGIN, timings: { total_ms: 1 } });
+    await t2.session.log.sync();
+    t2.release();
+
+    // Another client asks the same, without r2: a fork at r2.
+    const fork = await m.begin(incoming(asked, { recipe: RECIPE }));
+    expect(fork.session.id).not.toBe(t1.session.id);
+    await fork.session.log.sync();
+    const log = await events(fork.session.id);
+    const start = log[0] as EventOf<'session.start'>;
+    const copied = log.filter((e) => e.seq < ownFrom(start));
+    expect(copied.filter((e) => e.type === 'llm.req').map((e) => (e as EventOf<'llm.req'>).elided)).toStrictEqual([[], [first], []]);
+    expect(copied.filter((e) => e.type === 'llm.error')).toStrictEqual([]);
+    // Every copied event but the tail's requests keeps its seq; the tail's two follow on.
+    const parentLog = await events(t1.session.id);
+    expect(copied.slice(1, -2).map((e) => [e.seq, e.type])).toStrictEqual(parentLog.filter((e) => e.seq > 1 && e.seq < failed.seq).map((e) => [e.seq, e.type]));
+    expect(start.parent).toEqual({ session: t1.session.id, seq: last.seq + 1 });
+    expect(start.own_from).toBe(failed.seq + 2);
+    // The elision the parent's request made holds in the fork's window.
+    expect(fork.session.window.isElided(first)).toBe(true);
+    expect(eliding.seq).toBeLessThan(last.seq);
+    fork.release();
   });
 
   it('the same conversation as a request in flight runs beside it (a fork), without waiting', async () => {
