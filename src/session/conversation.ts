@@ -34,15 +34,16 @@ export async function conversationFromLog(store: Store, id: string, seq: number,
 }
 
 /**
- * The replies to requests `seqs` (by the seq of the `llm.req` each answered) as the client view
- * holds them, from one read of the log: what Responses item references name (docs/inbound.md).
- * A seq with no complete reply is absent; the rest as `conversationFromLog`.
+ * The replies to requests `seqs` (by the seq of the `llm.req` each answered), their text and calls,
+ * from one read of the log: what Responses item references name (docs/inbound.md). A reply the
+ * client stopped is what it had received (the log's partial reply): a chat UI keeps it, and names
+ * it, after its stop button. A seq with no reply is absent; the rest as `conversationFromLog`.
  */
 export async function repliesFromLog(store: Store, id: string, seqs: ReadonlySet<number>, activeSince?: number): Promise<Map<number, AssistantMessage>> {
   const found = new Map<number, AssistantMessage>();
   const events = await eventsOf(store, id, activeSince);
   for (const e of events ?? []) {
-    if (e.type !== 'llm.resp' || e.aborted === true || !seqs.has(e.req)) continue;
+    if (e.type !== 'llm.resp' || !seqs.has(e.req)) continue;
     found.set(e.req, { role: 'assistant', content: e.reply.content, ...(e.reply.tool_calls === undefined ? {} : { tool_calls: e.reply.tool_calls }) });
   }
   return found;

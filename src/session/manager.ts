@@ -244,8 +244,9 @@ export class SessionManager {
 
   /**
    * The replies to requests `seqs` of session `id`, by that seq (Responses item references,
-   * docs/inbound.md): from the live view where it still holds them, else from one read of the log,
-   * under the same rules as `conversationAt`. A reply not found is absent.
+   * docs/inbound.md): from the live view where it still holds them, else from one read of the log
+   * (which holds the partial replies of streams the client stopped, never in the view), under the
+   * same rules as `conversationAt`. A reply not found is absent.
    */
   async repliesAt(id: string, seqs: ReadonlySet<number>): Promise<Map<number, AssistantMessage>> {
     const found = new Map<number, AssistantMessage>();

@@ -14,11 +14,11 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, stepCountIs, streamText, tool, type LanguageModel, type StepResult } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { LogEvent } from '../../src/core/events.js';
-import { tag } from './harness.js';
+import type { EventOf, LogEvent } from '../../src/core/events.js';
+import { readSessions, tag, until } from './harness.js';
 import { expectPrefixReads } from './responses-client.js';
 import { lines } from './wires-client.js';
-import { breaksFinalThinkingRule, sessionWith, startWiresWorld, wire, type WiresWorld } from './wires-world.js';
+import { breaksFinalThinkingRule, sessionWith, sseData, startWiresWorld, wire, type WiresWorld } from './wires-world.js';
 
 /** Steps of each run: tool calls until the last, which says it is done. */
 const STEPS = 6;
@@ -211,6 +211,52 @@ describe('item references the log does not hold', () => {
     const events = await sessionWith(w, t);
     expect(events.filter((e) => e.type === 'llm.resp')).toHaveLength(2);
     expect(events.filter((e) => e.type === 'client.rewrite')).toStrictEqual([]);
+  });
+});
+
+describe('a reply the client stopped', () => {
+  it('its items name what the client received: a reference to its text goes on in the same session', async () => {
+    const t = tag('ai-stop');
+    const user = { role: 'user', content: `${t} [[slow 40]] [[say ${Array.from({ length: 30 }, (_, i) => `word${i}`).join(' ')}]]` };
+    // A chat UI's stop button: the stream is cut after its first text, the partial reply kept.
+    const stop = new AbortController();
+    const res = await fetch(`${w.proxy.url}/v1/responses`, {
+      method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test' },
+      body: JSON.stringify({ model: 'gpt-5-sim', input: [user], stream: true }), signal: stop.signal,
+    });
+    let gotText = false;
+    let itemId: string | undefined;
+    const reader = res.body!.getReader();
+    for (let got = ''; ;) {
+      const { value } = await reader.read();
+      got += new TextDecoder().decode(value);
+      for (const ev of sseData(got.slice(0, got.lastIndexOf('\n\n') + 2))) {
+        if (ev.type === 'response.output_item.added' && (ev.item as { type: string }).type === 'message') itemId = (ev.item as { id: string }).id;
+        if (ev.type === 'response.output_text.delta') gotText = true;
+      }
+      if (gotText) break;
+    }
+    stop.abort();
+    expect(itemId).toMatch(/^msg_/);
+    const events = await until(async () => {
+      const found = [...(await readSessions(w)).values()].find((e) => JSON.stringify(e).includes(t));
+      return found?.some((e) => e.type === 'llm.resp' && e.aborted === true) === true ? found : undefined;
+    }, 5000);
+    const partial = events.find((e): e is EventOf<'llm.resp'> => e.type === 'llm.resp')!.reply.content!;
+    expect(partial.startsWith('word0')).toBe(true);
+
+    // The next message names the stopped reply's text, as a store-true client keeps it.
+    const next = await fetch(`${w.proxy.url}/v1/responses`, {
+      method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test' },
+      body: JSON.stringify({ model: 'gpt-5-sim', input: [user, { type: 'item_reference', id: itemId }, { role: 'user', content: `${t} go on [[say ok]]` }] }),
+    });
+    expect(next.status, await next.clone().text()).toBe(200);
+    // One session holds the tag (sessionWith throws on two): the same one, gone on.
+    const after = await sessionWith(w, t);
+    // The stopped reply, as the client holds it, then the new message: appended, not a rewrite.
+    const msgs = after.filter((e): e is EventOf<'client.msg'> => e.type === 'client.msg').map((e) => e.msg);
+    expect(msgs.at(-2)).toMatchObject({ role: 'assistant', content: partial });
+    expect(after.filter((e) => e.type === 'client.rewrite')).toStrictEqual([]);
   });
 });
 
