@@ -1,6 +1,7 @@
 /**
  * One request pipeline for every inbound wire, as named stages: admit (the inbound dialect reads
- * the body; route), locate (the session's turn), build (window, hints, encoding, `llm.req`), call
+ * the body, with any items it names in the log put in first, `resolveReferences`; route), locate
+ * (the session's turn), build (window, hints, encoding, `llm.req`), call
  * (the upstream, always streaming, so the first byte and a client that leaves are both seen;
  * tried again and on fallbacks before that byte, attempts.ts; all within a deadline), relay
  * (re-encoded in the client's wire as it comes), and record (the reply logged durably before the
