@@ -24,6 +24,7 @@ import { inspectorPageSection } from './inspector-page.js';
 import { longSessionSection } from './long-session.js';
 import { metricCallsSection } from './metric-calls.js';
 import { headMemoSection } from './head-memo.js';
+import { itemReferencesSection } from './item-references.js';
 import { measureOverhead } from './overhead.js';
 import { baselineMain, measurePeers, renderPeers } from './peers.js';
 import { measureReplicas, renderReplicas } from './replicas.js';
@@ -63,6 +64,7 @@ const SECTIONS: Record<string, (line: Line) => Promise<boolean>> = {
   prune: pruneSection,
   'metric-calls': metricCallsSection,
   'head-memo': headMemoSection,
+  'item-references': itemReferencesSection,
   redaction: (line) => redactionSection(line, flags.baseline === undefined ? {} : { baseline: resolve(flags.baseline), baselineName: gitRev(resolve(flags.baseline)) }),
   peers: peersSection,
   'peers-baseline': peersBaselineSection,
