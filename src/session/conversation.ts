@@ -9,7 +9,7 @@ import { isProxyError } from '../core/errors.js';
 import type { LogEvent } from '../core/events.js';
 import type { AssistantMessage, NeutralMessage } from '../core/types.js';
 import type { Store } from '../store/types.js';
-import { ClientView } from './view.js';
+import { ClientView, viewedReply } from './view.js';
 
 export interface Conversation {
   system: string | undefined;
@@ -44,7 +44,7 @@ export async function repliesFromLog(store: Store, id: string, seqs: ReadonlySet
   const events = await eventsOf(store, id, activeSince);
   for (const e of events ?? []) {
     if (e.type !== 'llm.resp' || !seqs.has(e.req)) continue;
-    found.set(e.req, { role: 'assistant', content: e.reply.content, ...(e.reply.tool_calls === undefined ? {} : { tool_calls: e.reply.tool_calls }) });
+    found.set(e.req, viewedReply(e.reply));
   }
   return found;
 }

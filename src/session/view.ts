@@ -4,7 +4,7 @@
  * events, so a restarted proxy rebuilds it from the log. Pure.
  */
 import type { Cleared, LogEvent } from '../core/events.js';
-import type { AssistantMessage, NeutralMessage, ToolSpec } from '../core/types.js';
+import type { AssistantMessage, NeutralMessage, NeutralReply, ToolSpec } from '../core/types.js';
 import { messageKey, chainHashes, chainStart, replyFingerprint } from './fingerprint.js';
 
 const MAX_REPLIES = 4096;
@@ -19,6 +19,13 @@ export interface ViewEntry {
   sent?: NeutralMessage;
   /** A reply's: the seq of the `llm.req` it answered, which its Responses ids name (response-ids.ts). */
   req?: number;
+}
+
+/** A reply as the client holds it: its text and its calls (its reasoning is kept apart, by fingerprint). */
+export function viewedReply(reply: NeutralReply): AssistantMessage {
+  const msg: AssistantMessage = { role: 'assistant', content: reply.content };
+  if (reply.tool_calls !== undefined) msg.tool_calls = reply.tool_calls;
+  return msg;
 }
 
 export class ClientView {
@@ -51,8 +58,7 @@ export class ClientView {
         return;
       case 'llm.resp': {
         if (event.aborted === true) return;
-        const msg: AssistantMessage = { role: 'assistant', content: event.reply.content };
-        if (event.reply.tool_calls !== undefined) msg.tool_calls = event.reply.tool_calls;
+        const msg = viewedReply(event.reply);
         this.entries.push({ seq: event.seq, msg, key: messageKey(msg), req: event.req });
         const fp = replyFingerprint(msg);
         if (fp !== undefined) {

@@ -79,9 +79,8 @@ export function admit(inbound: InboundDialect, req: FastifyRequest, deps: AppDep
  * docs/inbound.md). Before `admit`, so the body is read as if the client had sent them; the
  * client's key is checked first, so a caller without one reads nothing from the log.
  */
-export async function resolveReferences(inbound: InboundDialect, req: FastifyRequest, deps: AppDeps): Promise<unknown> {
-  if (inbound.resolveReferences === undefined) return req.body;
-  return await inbound.resolveReferences(req.body, async (session, seqs) => {
+export async function resolveReferences(resolve: NonNullable<InboundDialect['resolveReferences']>, inbound: InboundDialect, req: FastifyRequest, deps: AppDeps): Promise<unknown> {
+  return await resolve(req.body, async (session, seqs) => {
     deps.auth?.identify(inbound.apiKey(req.headers, requestTarget(req)));
     return deps.sessions.repliesAt(session, seqs);
   });

@@ -46,7 +46,8 @@ export async function handleRequest(inbound: InboundDialect, req: FastifyRequest
 
 async function handle(inbound: InboundDialect, req: FastifyRequest, reply: FastifyReply, deps: AppDeps, trace: RequestTrace): Promise<void> {
   const started = performance.now();
-  const a = admit(inbound, req, deps, inbound.resolveReferences === undefined ? req.body : await resolveReferences(inbound, req, deps));
+  const resolve = inbound.resolveReferences;
+  const a = admit(inbound, req, deps, resolve === undefined ? req.body : await resolveReferences(resolve, inbound, req, deps));
   routeLabels.set(req, a.labels);
   await limit(a, deps);
   trace.name(`${OPERATION} ${a.route.dialect.model}`);
