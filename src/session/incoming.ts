@@ -99,11 +99,41 @@ export function sameMessage(entry: Comparable, incoming: { msg?: NeutralMessage;
   // The same object: a resent message the inbound wire converted once (src/core/list-lineage.ts).
   if (incoming.msg !== undefined && (entry.sent === incoming.msg || entry.msg === incoming.msg)) return true;
   if (incoming.msg !== undefined && (identical(entry.msg, incoming.msg) || (entry.sent !== undefined && identical(entry.sent, incoming.msg)))) return true;
-  if (entry.key !== incoming.key) return false;
+  if (entry.key !== incoming.key && (incoming.msg === undefined || !repairedArguments(entry, incoming.msg))) return false;
   // The client's copy differs from the log's only by what the log removes (or by its
-  // serialisation): remember it, so its next resend costs a string compare, not a redaction.
+  // serialisation, or by arguments it repaired): remember it, so its next resend costs a string
+  // compare, not a redaction.
   if (incoming.msg !== undefined) entry.sent = incoming.msg;
   return true;
+}
+
+/**
+ * A reply whose tool call arguments the model wrote as text that is not JSON (`{path:"a"}`), sent
+ * back with the same calls, ids and names, and the same text: a client that keeps a call's
+ * arguments as a value (Cline, and others on the Vercel AI SDK) repaired them and serialised its
+ * repair. Still the reply the log holds, and the log's arguments stay what goes upstream: what the
+ * model wrote, which its cache holds (docs/how-it-works.md, Sessions). Only the calls whose logged
+ * arguments are not JSON are taken on their id and name; everything else must match as any message.
+ */
+function repairedArguments(entry: Comparable, sent: NeutralMessage): boolean {
+  const logged = entry.msg;
+  if (logged.role !== 'assistant' || sent.role !== 'assistant') return false;
+  const ours = logged.tool_calls ?? [];
+  const theirs = sent.tool_calls ?? [];
+  if (ours.length !== theirs.length || !ours.some((c) => !isJson(c.arguments))) return false;
+  for (let i = 0; i < ours.length; i++) if (ours[i]!.id !== theirs[i]!.id || ours[i]!.name !== theirs[i]!.name) return false;
+  // The client's copy with the log's arguments in place of the repaired ones: the same message?
+  const calls = theirs.map((c, i) => (isJson(ours[i]!.arguments) ? c : { ...c, arguments: ours[i]!.arguments }));
+  return messageKey(redactDeep({ ...sent, tool_calls: calls }, false).value) === entry.key;
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Equal as they stand (true means canonically equal too; false means "compare canonically"). */

@@ -69,7 +69,7 @@ function closing(text: string, from: number, isCall: boolean): number {
   if (!isCall || first < 0) return first;
   for (let end = first; end >= 0; end = text.indexOf(']]', end + 1)) {
     const args = callParts(text.slice(from, end).trim())?.args;
-    if (args !== undefined && parses(args)) return end;
+    if (args !== undefined && (parses(args) || unquoted(args) !== undefined)) return end;
   }
   return first;
 }
@@ -114,11 +114,30 @@ function build(kind: string, body: string): Directive | null {
   }
 }
 
-/** `NAME JSONARGS`; arguments default to `{}` and are kept as written (even if not JSON). */
+/**
+ * `NAME JSONARGS`; arguments default to `{}` and are kept as written (even if not JSON), but for
+ * arguments quoted inside a JSON string, which are read through the quoting.
+ */
 function callParts(body: string): { name: string; args: string } | null {
   const match = /^(\S+)(?:\s+([\s\S]*))?$/.exec(body);
   if (match === null) return null;
-  return { name: match[1]!, args: match[2]?.trim() ?? '{}' };
+  const args = match[2]?.trim() ?? '{}';
+  return { name: match[1]!, args: parses(args) ? args : unquoted(args) ?? args };
+}
+
+/**
+ * Arguments that are JSON once read as the inside of a JSON string: a directive in a tool result
+ * the client sends JSON-encoded (Cline's `read_files` returns `[{"query":...,"result":"..."}]`, so
+ * a file's `{"a":1}` arrives as `{\"a\":1}`). A model reads through the quoting and writes JSON.
+ */
+function unquoted(args: string): string | undefined {
+  if (!args.includes('\\"')) return undefined;
+  try {
+    const inner = JSON.parse(`"${args}"`) as string;
+    return parses(inner) ? inner : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function parses(json: string): boolean {

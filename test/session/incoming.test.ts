@@ -51,6 +51,50 @@ describe('comparing incoming messages with the view', () => {
     expect(sameMessage(entry({ role: 'tool', tool_call_id: 'c1', content: 'x' }), new IncomingMessage({ role: 'tool', tool_call_id: 'c2', content: 'x' }))).toBe(false);
   });
 
+  it('a reply whose arguments were not JSON, sent back repaired under the same calls, is the logged reply; nothing else is', () => {
+    const call = (id: string, name: string, args: string) => ({ id, name, arguments: args });
+    const logged: NeutralMessage = { role: 'assistant', content: 'Reading.', tool_calls: [call('c1', 'read', '{path:"a"}'), call('c2', 'ls', '{"dir":"."}')] };
+    // What Cline sends back: the first call's arguments parsed leniently and serialised again.
+    const repaired: NeutralMessage = { ...logged, tool_calls: [call('c1', 'read', '{"path":"a"}'), call('c2', 'ls', '{"dir":"."}')] };
+    const e = entry(logged);
+    expect(sameMessage(e, new IncomingMessage(repaired))).toBe(true);
+    // Remembered as the client's copy: its next resend is compared as it stands.
+    expect(e).toMatchObject({ sent: repaired });
+    const unlike: NeutralMessage[] = [
+      { ...repaired, tool_calls: [call('c9', 'read', '{"path":"a"}'), call('c2', 'ls', '{"dir":"."}')] },
+      { ...repaired, tool_calls: [call('c1', 'cat', '{"path":"a"}'), call('c2', 'ls', '{"dir":"."}')] },
+      { ...repaired, content: 'Reading it.' },
+      // A call whose logged arguments were JSON is compared as any: its edit is an edit.
+      { ...repaired, tool_calls: [call('c1', 'read', '{"path":"a"}'), call('c2', 'ls', '{"dir":"/"}')] },
+      { ...repaired, tool_calls: [call('c1', 'read', '{"path":"a"}')] },
+    ];
+    for (const other of unlike) expect(sameMessage(entry(logged), new IncomingMessage(other)), JSON.stringify(other)).toBe(false);
+    // Every argument JSON in the log: only canonical equality counts, as before.
+    const valid: NeutralMessage = { role: 'assistant', content: null, tool_calls: [call('c1', 'read', '{"path":"a"}')] };
+    expect(sameMessage(entry(valid), new IncomingMessage({ ...valid, tool_calls: [call('c1', 'read', '{"path":"b"}')] }))).toBe(false);
+    // The text is compared as the log holds it: a credential the log removed from it is the same text.
+    const secret = 'sk-proj-' + 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T0';
+    const withKey: NeutralMessage = { role: 'assistant', content: `Using ${secret}.`, tool_calls: [call('c1', 'read', '{path:"a"}')] };
+    const loggedKey = redactDeep(withKey).value;
+    expect(loggedKey.content).not.toContain(secret);
+    expect(sameMessage(entry(loggedKey), new IncomingMessage({ ...withKey, tool_calls: [call('c1', 'read', '{"path":"a"}')] }))).toBe(true);
+  });
+
+  it('a request resending a repaired reply extends the session: planned as an append, not a fork', () => {
+    const view = [
+      entry({ role: 'user', content: 'go' }),
+      entry({ role: 'assistant', content: null, tool_calls: [{ id: 'c1', name: 'read', arguments: '{path:"a"}' }] }),
+      entry({ role: 'tool', tool_call_id: 'c1', content: 'A' }),
+    ].map((e, i) => ({ ...e, seq: i + 2 }));
+    const incoming = [
+      { role: 'user', content: 'go' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', name: 'read', arguments: '{"path":"a"}' }] },
+      { role: 'tool', tool_call_id: 'c1', content: 'A' },
+      { role: 'user', content: 'next' },
+    ].map((m) => new IncomingMessage(m as NeutralMessage));
+    expect(planRequest(view, incoming, { explicit: false, clientDrops: 'follow' })).toEqual({ kind: 'append', from: 3 });
+  });
+
   it('matchLength counts the leading messages the view holds', () => {
     const view = [entry({ role: 'user', content: 'a' }), entry({ role: 'assistant', content: 'b' }), entry({ role: 'user', content: 'c' })];
     const req = (...texts: [string, string][]) => texts.map(([role, content]) => new IncomingMessage({ role, content } as NeutralMessage));

@@ -31,6 +31,19 @@ describe('parseDirectives', () => {
     ]);
   });
 
+  it('reads arguments quoted inside a JSON string through the quoting; keeps other arguments as written', () => {
+    // A step file's directive as Cline's read_files result carries it: the file is a JSON string.
+    const file = '1 | Next: [[call read_files {"files":[{"path":"/w/step2.txt"}]}]]';
+    expect(parseDirectives(JSON.stringify([{ query: '/w/step1.txt', result: file }]))).toEqual([
+      { kind: 'call', name: 'read_files', args: '{"files":[{"path":"/w/step2.txt"}]}' },
+    ]);
+    // Not JSON either way: as written, as a model that writes broken arguments would send them.
+    expect(parseDirectives('[[call f {path:"a"}]] [[call g {\\"a\\":}]]')).toEqual([
+      { kind: 'call', name: 'f', args: '{path:"a"}' },
+      { kind: 'call', name: 'g', args: '{\\"a\\":}' },
+    ]);
+  });
+
   it('treats malformed or unknown directives as text', () => {
     expect(parseDirectives('[[len many]] [[error 200]] [[shout x]] [[call]] [[overflow now]] [[say unterminated')).toEqual([]);
   });

@@ -1,5 +1,5 @@
 /**
- * A long session of a real coding agent (Claude Code, Codex, qwen-code, opencode; the pinned npm
+ * A long session of a real coding agent (Claude Code, Codex, qwen-code, opencode, Cline; the pinned npm
  * binaries, headless, offline on loopback as docs in agents-offline describe) through the proxy, on
  * a route small enough that the window trims several times (issue 29, "Must show").
  *
@@ -35,7 +35,7 @@ import { replayAll, startTap, type CliResult, type Tap, type TappedRequest } fro
 import { cacheableTokens, prefixSteps, type PrefixStep, type RenderedRequest } from '../wire-prefix.js';
 import { responsesReasoning, sseData, startWiresWorld, type WiresWorld } from '../wires-world.js';
 
-export type AgentKind = 'claude-code' | 'codex' | 'qwen-code' | 'opencode';
+export type AgentKind = 'claude-code' | 'codex' | 'qwen-code' | 'opencode' | 'cline';
 export type Wire = 'anthropic' | 'chat' | 'responses';
 
 const BIN = join(process.cwd(), 'node_modules', '.bin');
@@ -198,6 +198,40 @@ ${windowToml(10_500)}`,
           OPENCODE_DISABLE_EXTERNAL_SKILLS: '1', OPENCODE_DISABLE_EMBEDDED_WEB_UI: '1', OPENCODE_DISABLE_PROJECT_CONFIG: '1',
           npm_config_registry: closed, BUN_CONFIG_REGISTRY: closed, npm_config_offline: 'true',
         },
+      };
+    },
+  },
+  cline: {
+    kind: 'cline',
+    route: 'cline-long',
+    upstreamPath: '/openai/v1/chat/completions',
+    wire: 'chat',
+    // The npm package's resolver script; it runs the compiled binary of @cline/cli-<platform>.
+    binary: join(BIN, 'cline'),
+    routeToml: `[models.cline-long]
+provider = "oa"
+model = "sim-model"
+${windowToml(8_000)}`,
+    readCall: (file) => call('read_files', { files: [{ path: file }] }),
+    async command({ prompt, ws, home, base }) {
+      // What `cline auth -p openai -b BASE -k KEY -m MODEL` writes: the OpenAI Compatible provider.
+      const settings = join(home, '.cline', 'data', 'settings');
+      await mkdir(settings, { recursive: true });
+      await writeFile(join(settings, 'providers.json'), JSON.stringify({
+        version: 1,
+        lastUsedProvider: 'openai-compatible',
+        modes: {},
+        providers: {
+          'openai-compatible': {
+            settings: { provider: 'openai-compatible', apiKey: 'sk-local', model: 'cline-long', baseUrl: `${base}/v1` },
+            updatedAt: new Date(0).toISOString(),
+            tokenSource: 'manual',
+          },
+        },
+      }));
+      return {
+        args: ['--json', '-P', 'openai-compatible', '-m', 'cline-long', '-c', ws, prompt],
+        env: { ...offlineBase, HOME: home },
       };
     },
   },

@@ -1,0 +1,70 @@
+/**
+ * The real Cline CLI (pinned in package.json), headless and offline, through the proxy: 42 tool
+ * steps that each read a ~6 KB file, on a route whose window trims several times (long-session.ts
+ * has the workspace, the spawn and the measures). Cline reaches an OpenAI-compatible base URL by
+ * Chat Completions, with no session id, and keeps each call's arguments as a value: a model's
+ * arguments that are not JSON come back repaired, which the second run has the model do every step.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AGENTS, finished, longSession, longSessionSuite, replay, startLongWorld, type AgentSpec, type LongRun, type LongWorld } from './long-session.js';
+import { sseData } from '../wires-world.js';
+
+longSessionSuite('cline');
+
+describe('cline, a model that writes its arguments as a JavaScript object (not JSON), every step', () => {
+  // `{files:[{path:"..."}]}`: what the simulator replies as written, as a small model may.
+  const spec: AgentSpec = { ...AGENTS.cline, readCall: (file) => `[[call read_files {files:[{path:${JSON.stringify(file)}}]}]]` };
+  const steps = 8;
+  let lw: LongWorld | undefined;
+  let r: LongRun;
+
+  beforeAll(async () => {
+    lw = await startLongWorld(spec);
+    r = await longSession(lw, spec, { steps, timeoutMs: 120_000 });
+    console.log(`[cline-repaired] ${r.files.length} logs, ${r.figures.allLogBytes} B in all, the longest ${r.figures.logBytes} B`);
+  }, 150_000);
+  afterAll(async () => {
+    await lw?.close();
+  });
+
+  it('completes, each step read by Cline from the arguments it repaired', () => {
+    expect(r.run.code, r.run.stderr.slice(-1500)).toBe(0);
+    expect(finished(r)).toBe(true);
+    expect(r.unseen).toEqual([]);
+    // What Cline sent back: every earlier reply's arguments as JSON, not as the model wrote them.
+    const last = r.asked.at(-1)!.body as { messages: { role: string; tool_calls?: { function: { arguments: string } }[] }[] };
+    const sentArgs = last.messages.flatMap((m) => m.tool_calls ?? []).map((c) => c.function.arguments);
+    expect(sentArgs).toHaveLength(steps);
+    for (const a of sentArgs) expect(() => JSON.parse(a) as unknown, a).not.toThrow();
+  });
+
+  it('stays one session: one log, every request in it, no rewrite and no fork (the log grows by what each step adds)', () => {
+    expect(r.files.map((f) => f.bytes)).toEqual([r.figures.logBytes]);
+    expect(r.reqs).toHaveLength(steps + 1);
+    expect(r.events.filter((e) => e.type === 'client.rewrite')).toEqual([]);
+    expect(r.events.filter((e) => e.type === 'session.start')).toHaveLength(1);
+  });
+
+  it('sends upstream each reply as the model wrote it, so each request holds its predecessor whole', () => {
+    const upstreamArgs = (r.upstream.at(-1)!.body as { messages: { tool_calls?: { function: { arguments: string } }[] }[] }).messages
+      .flatMap((m) => m.tool_calls ?? []).map((c) => c.function.arguments);
+    expect(upstreamArgs).toHaveLength(steps);
+    // As the simulator made them (not JSON: `{files:[{path:\"...\"}]}`, the quotes as the file
+    // arrived in Cline's JSON-encoded tool result), none as Cline repaired them.
+    const made = r.upstream.slice(0, -1).map((x) => sseData(x.response)
+      .flatMap((p) => (p.choices as { delta?: { tool_calls?: { function?: { arguments?: string } }[] } }[] | undefined) ?? [])
+      .flatMap((c) => c.delta?.tool_calls ?? []).map((t) => t.function?.arguments ?? '').join(''));
+    expect(upstreamArgs).toEqual(made);
+    for (const a of upstreamArgs) expect(a).toMatch(/^\{files:/);
+    // On the upstream wire, in the simulator's own rendering: every request after the first
+    // read all its predecessor's unchanged prefix allows.
+    expect(r.figures.renderMismatch).toBe(0);
+    expect(r.figures.efficiency, `read ${r.figures.read} of ${r.figures.ideal}`).toBeGreaterThanOrEqual(0.99);
+    expect(r.steps.slice(1).every((s) => !s.trimmed)).toBe(true);
+  });
+
+  it('proxy replay --all passes', async () => {
+    const result = await replay(lw!);
+    expect(result.code, result.stderr + result.stdout.slice(0, 2000)).toBe(0);
+  }, 60_000);
+});
