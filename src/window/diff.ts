@@ -14,14 +14,16 @@
  * - trim: a message became `[elided seq=N]` (or its results left with it), or a run's
  *   `[elided seq=A-B]` grew to name a later reply (window-v2), or a result became its fold's
  *   `[folded seq=N: ...]` (window-v3), or a stand-in became `[elided seq=N]` (window-v4);
- * - params: the messages extend, the parameters differ.
+ * - params: the messages extend, parameters a provider's cache depends on differ (all but the
+ *   sampling ones, SAMPLING); a change of those alone is no break: `none`, with `params` as the
+ *   field where the messages are the same.
  * An earlier message that changed for none of these reasons is attributed to client_rewrite.
  * Returns undefined when the two requests are equal.
  */
 import { placeholderSpan } from '../core/placeholder.js';
 import { canonicalJson } from '../core/canonical.js';
 import type { BreakCause, LogEvent } from '../core/events.js';
-import type { NeutralMessage, NeutralRequest } from '../core/types.js';
+import type { NeutralMessage, NeutralRequest, RequestParams } from '../core/types.js';
 
 export interface Difference {
   /** Message index, or -1 for model, tools and params. */
@@ -51,9 +53,29 @@ export function firstDifference(prev: NeutralRequest, next: NeutralRequest, betw
     const cause = eventCause(between) ?? (dropped.role === 'tool' ? 'trim' : 'client_rewrite');
     return { index: n, field: 'messages', cause };
   }
-  if (canonicalJson(prev.params) !== canonicalJson(next.params)) return { index: -1, field: 'params', cause: 'params' };
+  if (canonicalJson(prev.params) !== canonicalJson(next.params)) {
+    if (canonicalJson(cacheParams(prev.params)) !== canonicalJson(cacheParams(next.params))) return { index: -1, field: 'params', cause: 'params' };
+    if (next.messages.length === prev.messages.length) return { index: -1, field: 'params', cause: 'none' };
+  }
   if (next.messages.length > prev.messages.length) return { index: prev.messages.length, field: 'messages', cause: 'none' };
   return undefined;
+}
+
+/**
+ * Parameters that shape only how the reply is sampled, never the prompt a provider caches: a
+ * prefix cache is keyed by the prompt's tokens, and these are not rendered into it (OpenAI's
+ * prompt caching guide; Anthropic's "what invalidates the cache" lists tool_choice and thinking
+ * settings, not these). A client that sets `max_tokens` to what its context has left (Cline with
+ * a known context window) changes it every request without breaking anything. The others stay a
+ * cause: `tool_choice` (Anthropic invalidates message blocks on it), `reasoning_effort` (rendered
+ * into the system message of some models), `response_format`, fields the proxy does not read.
+ */
+const SAMPLING = ['max_tokens', 'temperature', 'top_p', 'stop', 'seed', 'presence_penalty', 'frequency_penalty'] as const satisfies readonly (keyof RequestParams)[];
+
+function cacheParams(params: RequestParams): RequestParams {
+  const rest = { ...params };
+  for (const key of SAMPLING) delete rest[key];
+  return rest;
 }
 
 function messageCause(a: NeutralMessage, b: NeutralMessage, i: number, key: string, between: readonly LogEvent[]): BreakCause {

@@ -142,10 +142,31 @@ describe('firstDifference', () => {
     expect(firstDifference(a.request, sameModel.request)).toEqual({ index: 2, field: 'messages[2].blocks', cause: 'model_switch' });
   });
 
-  it('params: same messages, other parameters', () => {
+  it('params: same messages, other parameters a cache depends on', () => {
     const { diff } = pair(basic, (log) => {
-      log.params = { temperature: 1 };
+      log.params = { tool_choice: 'required' };
     });
     expect(diff).toEqual({ index: -1, field: 'params', cause: 'params' });
+  });
+
+  it('sampling parameters alone are no break: the output limit, temperature, stop', () => {
+    const same = pair(basic, (log) => {
+      log.params = { max_tokens: 512, temperature: 1, stop: ['END'] };
+    });
+    expect(same.diff).toEqual({ index: -1, field: 'params', cause: 'none' });
+    // A conversation that grows while its client lowers max_tokens to what its context has left.
+    const log = new LogBuilder({}, { system: 'sys' });
+    basic(log);
+    log.params = { max_tokens: 4000 };
+    const a = log.send();
+    log.user('next');
+    log.params = { max_tokens: 3000 };
+    const b = log.send();
+    expect(firstDifference(a.request, b.request)).toEqual({ index: a.request.messages.length, field: 'messages', cause: 'none' });
+    // With a parameter a cache depends on beside it, the break is the parameters'.
+    log.user('and more');
+    log.params = { max_tokens: 2000, reasoning_effort: 'high' };
+    const c = log.send();
+    expect(firstDifference(b.request, c.request)).toEqual({ index: -1, field: 'params', cause: 'params' });
   });
 });

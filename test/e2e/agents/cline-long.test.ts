@@ -11,6 +11,30 @@ import { sseData } from '../wires-world.js';
 
 longSessionSuite('cline');
 
+// Told the model's context window (as a user who fills in the model's details does), Cline asks for
+// `max_tokens` = what the window has left, lower every request, and past 90% of it asks the model
+// for a summary of the session beside each request (the simulator's short answer never makes it
+// compact). Neither may show as a break of the conversation's prefix.
+longSessionSuite('cline', {
+  label: 'a 40K context window: max_tokens falls every request, summaries asked beside',
+  settings: { contextWindow: 40_000 },
+  more(run) {
+    it('sent a falling max_tokens, and summary requests the proxy kept out of the conversation', () => {
+      const r = run();
+      const limits = r.asked.filter((x) => Array.isArray(x.body?.tools)).map((x) => x.body.max_tokens as number | undefined).filter((m) => m !== undefined);
+      expect(limits.length).toBeGreaterThanOrEqual(10);
+      expect(limits.every((m, i) => i === 0 || m < limits[i - 1]!), JSON.stringify(limits)).toBe(true);
+      // Past the first request under the route's output reserve (8,000), the limit reached upstream too.
+      expect(r.reqs.filter((q) => q.params.max_tokens !== undefined && q.params.max_tokens < 8_000).length).toBeGreaterThanOrEqual(3);
+      const summaries = r.allUpstream.filter((x) => !Array.isArray(x.body?.tools) && JSON.stringify(x.body).includes('Summarize this session'));
+      expect(summaries.length).toBeGreaterThanOrEqual(5);
+      // Each in a log of its own; the conversation's log holds only its own requests.
+      expect(r.files).toHaveLength(1 + summaries.length);
+      expect(r.reqs).toHaveLength(r.upstream.length);
+    });
+  },
+});
+
 describe('cline, a model that writes its arguments as a JavaScript object (not JSON), every step', () => {
   // `{files:[{path:"..."}]}`: what the simulator replies as written, as a small model may.
   const spec: AgentSpec = { ...AGENTS.cline, readCall: (file) => `[[call read_files {files:[{path:${JSON.stringify(file)}}]}]]` };

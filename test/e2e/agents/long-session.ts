@@ -213,17 +213,18 @@ provider = "oa"
 model = "sim-model"
 ${windowToml(8_000)}`,
     readCall: (file) => call('read_files', { files: [{ path: file }] }),
-    async command({ prompt, ws, home, base }) {
-      // What `cline auth -p openai -b BASE -k KEY -m MODEL` writes: the OpenAI Compatible provider.
-      const settings = join(home, '.cline', 'data', 'settings');
-      await mkdir(settings, { recursive: true });
-      await writeFile(join(settings, 'providers.json'), JSON.stringify({
+    async command({ prompt, ws, home, base, settings }) {
+      // What `cline auth -p openai -b BASE -k KEY -m MODEL` writes: the OpenAI Compatible provider
+      // (`settings` go into it: `contextWindow`, say).
+      const dir = join(home, '.cline', 'data', 'settings');
+      await mkdir(dir, { recursive: true });
+      await writeFile(join(dir, 'providers.json'), JSON.stringify({
         version: 1,
         lastUsedProvider: 'openai-compatible',
         modes: {},
         providers: {
           'openai-compatible': {
-            settings: { provider: 'openai-compatible', apiKey: 'sk-local', model: 'cline-long', baseUrl: `${base}/v1` },
+            settings: { provider: 'openai-compatible', apiKey: 'sk-local', model: 'cline-long', baseUrl: `${base}/v1`, ...settings },
             updatedAt: new Date(0).toISOString(),
             tokenSource: 'manual',
           },
@@ -594,7 +595,7 @@ export interface SuiteOptions {
   extraToml?: string;
   /** Tool steps (default STEPS). */
   steps?: number;
-  /** Merged into the agent's own settings file (qwen-code's ~/.qwen/settings.json). */
+  /** Merged into the agent's own settings (qwen-code's ~/.qwen/settings.json, Cline's provider). */
   settings?: Record<string, unknown>;
   /** Names this run in the describe title, when a file holds more than one. */
   label?: string;
