@@ -206,8 +206,9 @@ ${windowToml(10_500)}`,
     route: 'cline-long',
     upstreamPath: '/openai/v1/chat/completions',
     wire: 'chat',
-    // The npm package's resolver script; it runs the compiled binary of @cline/cli-<platform>.
-    binary: join(BIN, 'cline'),
+    // The compiled binary alone, which scripts/test-agents.sh (npm's pretest) installs: the lock
+    // file cannot hold the `cline` package (the script says why).
+    binary: join(process.cwd(), 'node_modules', '.cache', 'agents', 'cline', 'node_modules', '@cline', `cli-${clinePlatform()}`, 'bin', 'cline'),
     routeToml: `[models.cline-long]
 provider = "oa"
 model = "sim-model"
@@ -237,6 +238,12 @@ ${windowToml(8_000)}`,
     },
   },
 };
+
+/** Cline's name for this platform in its binary packages' names. */
+function clinePlatform(): string {
+  const os = ({ linux: 'linux', darwin: 'darwin', win32: 'windows' } as Record<string, string>)[process.platform] ?? process.platform;
+  return `${os}-${process.arch}`;
+}
 
 /** Deterministic filler text: lines of words, no `[[` (nothing the simulator reads as a directive). */
 function filler(seed: number, bytes: number): string {
