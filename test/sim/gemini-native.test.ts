@@ -58,6 +58,26 @@ describe('generateContent', () => {
     expect(next.json.candidates[0].content.parts[0].text).toBe('done');
   });
 
+  it('answers JSON mode with JSON text the schema allows, and no call, whatever the last turn directs', async () => {
+    const schema = {
+      type: 'object',
+      properties: { analysis: { type: 'string' }, confidence: { type: 'number', minimum: 0 }, kind: { type: 'string', enum: ['a', 'b'] }, extra: { type: 'string' } },
+      required: ['analysis', 'confidence', 'kind'],
+    };
+    const json = await generate({ contents: [user('check [[call read {"p":1}]]')], generationConfig: { responseMimeType: 'application/json', responseJsonSchema: schema } });
+    const parts = json.json.candidates[0].content.parts as Json[];
+    expect(parts.some((p) => p.functionCall !== undefined)).toBe(false);
+    expect(JSON.parse(parts.map((p) => p.text ?? '').join(''))).toEqual({ analysis: '', confidence: 0, kind: 'a' });
+    // responseSchema (OpenAPI types in capitals), and no schema at all.
+    const openapi = await generate({ contents: [user('q')], generationConfig: { responseMimeType: 'application/json', responseSchema: { type: 'OBJECT', properties: { n: { type: 'INTEGER' }, xs: { type: 'ARRAY', items: { type: 'STRING' } } }, required: ['n', 'xs'] } } });
+    expect(JSON.parse(openapi.json.candidates[0].content.parts.map((p: Json) => p.text ?? '').join(''))).toEqual({ n: 0, xs: [] });
+    const any = await generate({ contents: [user('q [[say not json]]')], generationConfig: { responseMimeType: 'application/json' } });
+    expect(JSON.parse(any.json.candidates[0].content.parts.map((p: Json) => p.text ?? '').join(''))).toEqual({});
+    // Without JSON mode the same turn calls, as before.
+    const plain = await generate({ contents: [user('check [[call read {"p":1}]]')] });
+    expect(plain.json.candidates[0].content.parts[0].functionCall).toEqual({ name: 'read', args: { p: 1 } });
+  });
+
   it('caches a long prompt implicitly: the second request reads the first one\'s blocks', async () => {
     const first = await generate({ systemInstruction: { parts: [{ text: LONG }] }, contents: [user('one')] });
     const second = await generate({ systemInstruction: { parts: [{ text: LONG }] }, contents: [user('one'), { role: 'model', parts: first.json.candidates[0].content.parts }, user('two')] });

@@ -32,6 +32,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ReplicaCache } from '../cache.js';
 import { MODES } from '../modes.js';
 import { planReply } from '../replies.js';
+import { inJsonMode } from './json-mode.js';
 import { Router } from '../routing.js';
 import { BLOCK_TOKENS, TokenSeq } from '../tokens.js';
 import type { SimOptions } from '../types.js';
@@ -196,7 +197,8 @@ export class GeminiNativeSim {
     record.signatures = this.#book.check(prompt.contents);
     const tokens = new TokenSeq(renderPrompt(prompt));
     record.promptTokens = tokens.count;
-    const plan = planReply([{ role: 'user', content: lastTurnText(req.contents) }], tokens.digest, { ...MODES.openai, alwaysThinks: req.thinking.on });
+    const directed = planReply([{ role: 'user', content: lastTurnText(req.contents) }], tokens.digest, { ...MODES.openai, alwaysThinks: req.thinking.on });
+    const plan = req.json === null ? directed : inJsonMode(directed, req.json);
     if (plan.failure?.kind === 'error') return { ...this.#fail(directedGoogleError(plan.failure.status), record), slowMs: plan.slowMs };
     if (plan.failure?.kind === 'overflow' || tokens.count > this.#contextTokens) {
       throw invalidArgument(`The input token count (${tokens.count}) exceeds the maximum number of tokens allowed (${this.#contextTokens}).`);

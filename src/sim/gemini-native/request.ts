@@ -5,6 +5,7 @@
  * rules the API enforces on function calling. Messages follow the API's wording.
  */
 import { invalidArgument } from './errors.js';
+import { readJsonMode, type JsonMode } from './json-mode.js';
 
 export type Json = Record<string, unknown>;
 
@@ -38,6 +39,8 @@ export interface GenerateRequest {
   toolConfig: unknown;
   thinking: Thinking;
   maxOutputTokens: number | null;
+  /** JSON mode (`responseMimeType: "application/json"`) and its schema; null when not asked. */
+  json: JsonMode | null;
   /** `cachedContents/{id}` when the request reads an explicit cache. */
   cachedContent: string | null;
 }
@@ -112,6 +115,7 @@ export function readGenerateRequest(raw: Json, where: string): GenerateRequest {
     toolConfig: body.toolConfig,
     thinking: readThinking(generation.thinkingConfig),
     maxOutputTokens: typeof max === 'number' && Number.isInteger(max) && max > 0 ? max : null,
+    json: readJsonMode(generation),
     cachedContent,
   };
 }

@@ -1,5 +1,5 @@
 /**
- * A long session of a real coding agent (Claude Code, Codex, qwen-code, opencode, Cline; the pinned npm
+ * A long session of a real coding agent (Claude Code, Codex, qwen-code, opencode, Cline, Gemini CLI; the pinned npm
  * binaries, headless, offline on loopback as docs in agents-offline describe) through the proxy, on
  * a route small enough that the window trims several times (issue 29, "Must show").
  *
@@ -28,6 +28,8 @@ import { codexConfig } from './codex-config.js';
 import { checkSignatures } from '../../../src/sim/anthropic/signature.js';
 import { parseChatRequest } from '../../../src/sim/request.js';
 import { parseResponsesRequest } from '../../../src/sim/responses/request.js';
+import { parseGenerateRequest } from '../../../src/sim/gemini-native/request.js';
+import { renderPrompt as renderGeminiPrompt } from '../../../src/sim/gemini-native/render.js';
 import { renderResponsesPrompt } from '../../../src/sim/responses/render.js';
 import { renderPrompt, TOKEN_BYTES } from '../../../src/sim/tokens.js';
 import { readLogFiles, type LogFile } from '../agent-session.js';
@@ -35,8 +37,8 @@ import { replayAll, startTap, type CliResult, type Tap, type TappedRequest } fro
 import { cacheableTokens, prefixSteps, type PrefixStep, type RenderedRequest } from '../wire-prefix.js';
 import { responsesReasoning, sseData, startWiresWorld, type WiresWorld } from '../wires-world.js';
 
-export type AgentKind = 'claude-code' | 'codex' | 'qwen-code' | 'opencode' | 'cline';
-export type Wire = 'anthropic' | 'chat' | 'responses';
+export type AgentKind = 'claude-code' | 'codex' | 'qwen-code' | 'opencode' | 'cline' | 'gemini-cli';
+export type Wire = 'anthropic' | 'chat' | 'responses' | 'gemini';
 
 const BIN = join(process.cwd(), 'node_modules', '.bin');
 
@@ -54,8 +56,11 @@ export interface AgentSpec {
   wire: Wire;
   /** The binary (node_modules/.bin or the package's own). */
   binary: string;
-  /** The `[models.ROUTE]` table; providers `an`, `rs`, `oa` come from wires-world.ts. */
-  routeToml: string;
+  /**
+   * The `[models.ROUTE]` table; providers `an`, `rs`, `oa` come from wires-world.ts. A function of
+   * the upstream's origin for a route that needs a provider of its own.
+   */
+  routeToml: string | ((origin: string) => string);
   /** The directive that makes the agent read `file` (an absolute path in the workspace). */
   readCall(file: string, ws: string): string;
   /** Spawns the agent on `prompt` in `ws`, pointed at `base` (the front tap's origin). */
@@ -237,6 +242,48 @@ ${windowToml(8_000)}`,
       };
     },
   },
+  'gemini-cli': {
+    kind: 'gemini-cli',
+    route: 'gemini-long',
+    // streamGenerateContent of the route's model (the task router's requests go to another model).
+    upstreamPath: '/v1beta/models/gemini-3.1-pro-preview:',
+    wire: 'gemini',
+    binary: process.execPath,
+    // The gemini preset at the simulator's native Gemini API, strict about thought signatures. The
+    // models Gemini CLI asks beside its own have routes too: its task router's (gemini-cli.test.ts)
+    // and the one it asks whether a long run is looping (past 30 turns).
+    routeToml: (origin) => `[providers.gn]
+preset = "gemini"
+base_url = "${origin}/v1beta"
+api_key_env = ""
+
+[models.gemini-long]
+provider = "gn"
+model = "gemini-3.1-pro-preview"
+${windowToml(9_000)}
+
+[models."gemini-3.5-flash-lite"]
+provider = "gn"
+model = "gemini-3.5-flash-lite"
+
+[models."gemini-3-flash-preview"]
+provider = "gn"
+model = "gemini-3-flash-preview"`,
+    readCall: (file) => call('read_file', { file_path: file }),
+    async command({ prompt, home, base }) {
+      await mkdir(join(home, '.gemini'), { recursive: true });
+      await writeFile(join(home, '.gemini', 'settings.json'), JSON.stringify({
+        security: { auth: { selectedType: 'gemini-api-key' } },
+        privacy: { usageStatisticsEnabled: false },
+        general: { disableAutoUpdate: true, disableUpdateNag: true },
+        telemetry: { enabled: false },
+      }));
+      return {
+        args: [join(process.cwd(), 'node_modules', '@google', 'gemini-cli', 'bundle', 'gemini.js'), '-p', prompt, '--output-format', 'json', '--model', 'gemini-long'],
+        env: { ...offlineBase, HOME: home, GEMINI_API_KEY: 'gm-proxy-test', GOOGLE_GEMINI_BASE_URL: base, GEMINI_CLI_TRUST_WORKSPACE: 'true' },
+      };
+    },
+  },
 };
 
 /** Cline's name for this platform in its binary packages' names. */
@@ -349,6 +396,16 @@ export function render(wire: Wire, req: TappedRequest): Rendered {
       messageKey: '',
     };
   }
+  if (wire === 'gemini') {
+    const parsed = parseGenerateRequest(text);
+    const upTo = (n: number): number => Buffer.byteLength(renderGeminiPrompt({ tools: parsed.tools, systemInstruction: parsed.systemInstruction, contents: parsed.contents.slice(0, n) }), 'utf8');
+    return {
+      bytes: Buffer.from(renderGeminiPrompt(parsed), 'utf8'),
+      headBytes: upTo(0),
+      firstBytes: upTo(parsed.contents.findIndex((c) => c.role === 'user') + 1),
+      messageKey: '',
+    };
+  }
   const parsed = parseResponsesRequest(text);
   const firstUser = parsed.input.findIndex((i) => i.type === 'message' && i.role === 'user');
   const system = parsed.input.findIndex((i) => !(i.type === 'message' && (i.role === 'system' || i.role === 'developer')));
@@ -372,6 +429,9 @@ export function upstreamUsage(wire: Wire, ex: TappedRequest): { prompt: number; 
         const cached = u.cache_read_input_tokens ?? 0;
         found = { prompt: (u.input_tokens ?? 0) + cached + (u.cache_creation_input_tokens ?? 0), cached };
       }
+    } else if (wire === 'gemini') {
+      const u = p.usageMetadata as { promptTokenCount?: number; cachedContentTokenCount?: number } | undefined;
+      if (u?.promptTokenCount !== undefined) found = { prompt: u.promptTokenCount, cached: u.cachedContentTokenCount ?? 0 };
     } else if (wire === 'chat') {
       const u = p.usage as { prompt_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } } | undefined | null;
       if (u?.prompt_tokens !== undefined) found = { prompt: u.prompt_tokens, cached: u.prompt_tokens_details?.cached_tokens ?? 0 };
@@ -452,7 +512,7 @@ export interface LongWorld {
 }
 
 export async function startLongWorld(spec: AgentSpec, extraToml = ''): Promise<LongWorld> {
-  const world = await startWiresWorld({ models: `${spec.routeToml}\n${extraToml}` });
+  const world = await startWiresWorld({ models: (origin) => `${typeof spec.routeToml === 'string' ? spec.routeToml : spec.routeToml(origin)}\n${extraToml}` });
   const front = await startTap(new URL(world.proxy.url).origin);
   const scratch = await mkdtemp(join(tmpdir(), `pp-long-${spec.kind}-`));
   return {
