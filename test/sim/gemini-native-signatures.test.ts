@@ -87,6 +87,18 @@ describe('thought signatures', () => {
     expect((await ask(history)).status).toBe(200);
   });
 
+  it('Gemini 3 asks a signature of every step\'s first call in the current turn, whoever made it; 2.5 does not', async () => {
+    // A call this simulator never made (another model's, a history brought from elsewhere).
+    const foreign = [user('go'), { role: 'model', parts: [{ functionCall: { name: 'read', args: { p: 9 } } }] }, { role: 'user', parts: [{ functionResponse: { name: 'read', response: { output: 'r' } } }] }];
+    await expect400(foreign, /Function call is missing a thought_signature.*position 2/s);
+    expect((await generate(sim, { contents: foreign }, 'gemini-2.5-flash')).status).toBe(200);
+    const standIn = structuredClone(foreign);
+    standIn[1]!.parts[0].thoughtSignature = 'skip_thought_signature_validator';
+    expect((await ask(standIn)).status).toBe(200);
+    // In an earlier turn it may go without.
+    expect((await ask([...foreign, { role: 'model', parts: [{ text: 'ok' }] }, user('again')])).status).toBe(200);
+  });
+
   it('key order of the arguments does not matter (a Struct has none)', async () => {
     const start = [user('k [[call edit {"a":1,"b":2}]]')];
     const a1 = (await ask(start)).json.candidates[0].content;

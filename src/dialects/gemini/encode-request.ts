@@ -11,7 +11,10 @@
  * - A tool result goes as `{output: text}` unless its text is a JSON object, which goes as itself
  *   (what a Gemini client sent as a response object); its `name` is its call's.
  * - Thought signatures go back on the parts that carried them (model-parts.ts); thinking text is not
- *   sent back (Gemini reads signatures, not summaries).
+ *   sent back (Gemini reads signatures, not summaries). To Gemini 3 and later, a step whose first
+ *   call has none (another model made it: a tool loop that moved here from another route, a history
+ *   a client brought) gets Google's stand-in, on every turn so the bytes stay as they were sent
+ *   (docs/decisions/0031-a-stand-in-for-signatures-gemini-never-made.md).
  * - `reasoning_effort` is `thinkingLevel` (Gemini 3 and later) or a `thinkingBudget` (Gemini 2.x,
  *   0 for `none`); `reasoning_summary` asks for thoughts (`includeThoughts`).
  */
@@ -22,6 +25,7 @@ import type { EncodeOptions } from '../types.js';
 import { jsonHeaders } from '../wire-headers.js';
 import { EFFORT_BUDGET } from './inbound-convert.js';
 import { argsOf, modelParts } from './model-parts.js';
+import { requiresCallSignatures, STAND_IN_SIGNATURE } from './signatures.js';
 import type { WireContent, WireGenerationConfig, WirePart, WireThinkingConfig, WireTool, WireToolConfig } from './wire-types.js';
 
 export function generatePath(model: string, stream: boolean): string {
@@ -63,6 +67,7 @@ export function promptOf(req: NeutralRequest, opts: Pick<EncodeOptions, 'resolve
   const lead = first?.role === 'system' ? first : undefined;
   const rest = lead === undefined ? req.messages : req.messages.slice(1);
   const { contents, ends } = contentsOf(rest, opts);
+  if (requiresCallSignatures(req.model)) standInSignatures(contents);
   const prompt: WirePrompt = { contents, ends: lead === undefined ? ends : [0, ...ends] };
   if (lead !== undefined && lead.content !== '') prompt.systemInstruction = { parts: [{ text: lead.content }] };
   if (req.tools.length > 0) prompt.tools = toolsOf(req.tools);
@@ -107,6 +112,15 @@ function contentsOf(messages: readonly NeutralMessage[], opts: Pick<EncodeOption
     ends.push(out.length);
   }
   return { contents: out, ends };
+}
+
+/** The first call of each model content without a signature gets the stand-in, in the call's own key order. */
+function standInSignatures(contents: WireContent[]): void {
+  for (const content of contents) {
+    if (content.role !== 'model') continue;
+    const first = content.parts.find((p) => p.functionCall !== undefined);
+    if (first !== undefined && first.thoughtSignature === undefined) first.thoughtSignature = STAND_IN_SIGNATURE;
+  }
 }
 
 function responseOf(text: string): Record<string, unknown> {

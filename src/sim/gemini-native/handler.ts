@@ -194,7 +194,7 @@ export class GeminiNativeSim {
     const now = this.#now();
     const prompt = this.#prompt(req, model, now);
     record.cachedContent = req.cachedContent;
-    record.signatures = this.#book.check(prompt.contents);
+    record.signatures = this.#book.check(prompt.contents, { everyCall: validatesEveryCall(model) });
     const tokens = new TokenSeq(renderPrompt(prompt));
     record.promptTokens = tokens.count;
     const directed = planReply([{ role: 'user', content: lastTurnText(req.contents) }], tokens.digest, { ...MODES.openai, alwaysThinks: req.thinking.on });
@@ -331,4 +331,13 @@ export class GeminiNativeSim {
     this.#store.clear();
     this.#book.clear();
   }
+}
+
+/**
+ * Gemini 3 and later answer 400 for any call of the current turn without a signature
+ * (ai.google.dev/gemini-api/docs/thought-signatures); 2.5 and before do not require them.
+ */
+export function validatesEveryCall(model: string): boolean {
+  const major = /^gemini-(\d+)/.exec(model)?.[1];
+  return major !== undefined && Number(major) >= 3;
 }

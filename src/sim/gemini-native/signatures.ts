@@ -8,9 +8,12 @@
  * name and arguments; a text's words are not bound, since a client may join streamed text parts)
  * and the thinking it stands for, which the prompt renders where the signature comes back. A changed signature fails the tag;
  * a moved one (another part, another index, another call) fails the binding: both a 400, as the
- * API answers. Within the current turn a signed call of ours sent back without its signature is
- * the 400 Gemini 3 answers; earlier turns may drop them. `skip_thought_signature_validator` is the
- * documented escape hatch and passes as no signature at all.
+ * API answers. Within the current turn the first call of each model content sent back without a
+ * signature is the 400 Gemini 3 answers, whoever made the call (the API cannot tell a call of its own
+ * whose signature was dropped from one another model made: a history moved from another vendor, a
+ * call written by hand); earlier turns may drop them. `skip_thought_signature_validator` is the
+ * documented escape hatch for such calls and passes as no signature at all. Models before Gemini 3
+ * check only a signed call of ours.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { canonicalJson, sha256Hex } from '../hash.js';
@@ -104,7 +107,7 @@ export class SignatureBook {
    * Checks every signature in `contents` (the cache's contents first, then the request's); throws
    * the API's 400 for a changed, moved or (current turn) missing one.
    */
-  check(contents: readonly Content[]): SignatureCounts {
+  check(contents: readonly Content[], opts: { everyCall: boolean } = { everyCall: false }): SignatureCounts {
     const counts: SignatureCounts = { returned: 0, dropped: 0 };
     const turnStart = currentTurnStart(contents);
     contents.forEach((content, c) => {
@@ -116,10 +119,11 @@ export class SignatureBook {
         const isFirstCall = part.functionCall !== undefined && firstCall;
         if (part.functionCall !== undefined) firstCall = false;
         if (signature === undefined || signature === SKIP_SIGNATURE) {
-          if (signature === undefined && part.functionCall !== undefined && this.#signedCalls.has(callDigest(part))) {
-            if (isFirstCall && c >= turnStart) throw missingSignature(part.functionCall!.name, c);
-            counts.dropped++;
+          const ours = part.functionCall !== undefined && this.#signedCalls.has(callDigest(part));
+          if (signature === undefined && isFirstCall && c >= turnStart && content.role === 'model' && (ours || opts.everyCall)) {
+            throw missingSignature(part.functionCall!.name, c);
           }
+          if (signature === undefined && ours) counts.dropped++;
           return;
         }
         if (content.role !== 'model') throw invalidArgument(`Thought signature is only valid on a model turn's part (${where}).`);
