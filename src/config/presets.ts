@@ -68,6 +68,8 @@ export interface Preset {
    * sampling fields, which the proxy then leaves out (docs/wires.md, OpenAI).
    */
   openaiModels: boolean;
+  /** The server is Gemini's OpenAI endpoint: thought signatures ride on calls as `extra_content` (core/gemini-family.ts). */
+  geminiCalls?: boolean;
 }
 
 const chat = {
@@ -162,7 +164,7 @@ export const PRESETS = {
   // (thought signatures go back through the dialect), no body key.
   'gemini-openai': {
     ...chat, baseUrl: 'https://generativelanguage.googleapis.com/v1beta/openai', apiKeyEnv: 'GEMINI_API_KEY',
-    reasoningOut: 'none', cacheKey: 'header', catalogue: 'google', genAi: 'gcp.gemini',
+    reasoningOut: 'none', cacheKey: 'header', catalogue: 'google', genAi: 'gcp.gemini', geminiCalls: true,
   },
   // Gemini's own API (the gemini dialect): thought signatures go back on the parts that carried them,
   // to their origin only; no reasoning text back; no session key or affinity header (its implicit

@@ -11,6 +11,7 @@ import type { DialectRoute } from '../core/route.js';
 import type { RouteFigures } from '../pricing/figures.js';
 import type { Price } from '../pricing/price.js';
 import { isOpenAIReasoningModel, takesExplicitBreakpoints } from '../core/openai-family.js';
+import { requiresCallSignatures } from '../core/gemini-family.js';
 import { bindsThinkingToPrefix } from '../core/anthropic-family.js';
 import { presetOf, type CacheControlMode, type CacheKeyMode, type Preset, type PresetName } from './presets.js';
 import type { Config, ModelConfig, ProviderConfig, Timeouts } from './types.js';
@@ -205,6 +206,7 @@ function makeRoute(name: string, provider: ProviderConfig, model: ModelConfig, c
     headers: { ...provider.headers },
   };
   if (preset.wire === 'openai-chat') dialect.maxTokensField = maxTokensFieldOf(model, preset);
+  if (preset.geminiCalls === true && requiresCallSignatures(model.model)) dialect.standInSignatures = true;
   if (model.thinking !== undefined) dialect.thinking = model.thinking;
   if (model.keepReasoning !== undefined) dialect.keepReasoning = model.keepReasoning;
   const s = model.sizes;

@@ -47,6 +47,12 @@ export interface DialectRoute {
    * out; set with `Recipe.stale_blocks = 'keep'` (docs/decisions/0009-stale-thinking-dropped-by-the-api.md).
    */
   dropStaleThinking?: boolean;
+  /**
+   * openai-chat: the upstream is Gemini's OpenAI endpoint serving Gemini 3 or later, which refuses a
+   * step whose first call has no `extra_content.google.thought_signature`: one another model made
+   * gets Google's stand-in (core/gemini-family.ts).
+   */
+  standInSignatures?: boolean;
   /** ollama-chat: `options.num_ctx`, the route's context. Kept constant: a change reloads the model. */
   numCtx?: number;
   /** ollama-chat: `keep_alive`, a duration ("30m") or seconds (-1: keep loaded); absent: the dialect's default. */

@@ -9,9 +9,10 @@
  * - a signature anywhere in the history must be one this simulator made for that message's calls,
  *   on its first call, unchanged, else a 400 "Corrupted thought signature" (signatures are bound to
  *   the calls they came with, not to the prompt: nothing documents a prefix check);
- * - a reply of ours with calls in the current turn (after the last user message) must carry its
- *   signature: "The API enforces strict validation on the 'Current Turn'. Missing signatures will
- *   result in a 400 error"; an earlier turn's may be left out (counted as dropped);
+ * - a reply with calls in the current turn (after the last user message) must carry a signature on
+ *   its first call, whoever made the calls: "The API enforces strict validation on the 'Current
+ *   Turn'. Missing signatures will result in a 400 error"; an earlier turn's may be left out (one of
+ *   ours counted as dropped);
  * - the SDKs' escape hatch `skip_thought_signature_validator` is accepted in place of one.
  * Errors come as that endpoint sends them: a list holding one `{error:{code, message, status}}`.
  *
@@ -112,9 +113,10 @@ class GeminiRules implements ModeRules {
       const ours = this.#signed.get(calls[0]!.id) !== undefined;
       if (signed) {
         if (ours) counts.returned++;
-      } else if (ours) {
+      } else {
+        // Whoever made the call: the API cannot tell one of its own whose signature was dropped.
         if (i > turnStart && signatureOn(raw[0]) !== SKIP_SIGNATURE) throw missing(i, calls[0]!.name);
-        counts.dropped++;
+        if (ours) counts.dropped++;
       }
       if (signed && (typeof msg.reasoning_content === 'string' || typeof msg.reasoning === 'string')) counts.withText++;
     });

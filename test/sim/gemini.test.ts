@@ -134,10 +134,14 @@ describe('gemini thought signatures in the history', () => {
     expect(sim.requests.at(-1)!.opaque).toMatchObject({ returned: 1, dropped: 1 });
   });
 
-  it('calls the simulator did not make need no signature', async () => {
-    const foreign = [user('x'), { role: 'assistant', content: null, tool_calls: [{ id: 'call_elsewhere', type: 'function', function: { name: 'read', arguments: '{}' } }] }, { role: 'tool', tool_call_id: 'call_elsewhere', content: '[[say fine]]' }];
-    expect((await post(sim, { model, tools, messages: foreign }, { base })).status).toBe(200);
+  it('calls the simulator did not make need one too in the current turn (the stand-in passes), none in an earlier turn', async () => {
+    const call = { id: 'call_elsewhere', type: 'function', function: { name: 'read', arguments: '{}' } };
+    const foreign = [user('x'), { role: 'assistant', content: null, tool_calls: [call] }, { role: 'tool', tool_call_id: 'call_elsewhere', content: '[[say fine]]' }];
+    expect((await post(sim, { model, tools, messages: foreign }, { base })).status).toBe(400);
+    const standIn = [foreign[0], { role: 'assistant', content: null, tool_calls: [{ ...call, extra_content: { google: { thought_signature: SKIP_SIGNATURE } } }] }, foreign[2]];
+    expect((await post(sim, { model, tools, messages: standIn }, { base })).status).toBe(200);
     expect(sim.requests.at(-1)!.opaque).toEqual({ returned: 0, dropped: 0, withText: 0 });
+    expect((await post(sim, { model, tools, messages: [...foreign, { role: 'assistant', content: 'ok' }, user('again')] }, { base })).status).toBe(200);
   });
 
   it('a streamed reply\'s signature, sent back: accepted', async () => {

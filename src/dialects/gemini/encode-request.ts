@@ -25,7 +25,7 @@ import type { EncodeOptions } from '../types.js';
 import { jsonHeaders } from '../wire-headers.js';
 import { EFFORT_BUDGET } from './inbound-convert.js';
 import { argsOf, modelParts } from './model-parts.js';
-import { requiresCallSignatures, STAND_IN_SIGNATURE } from './signatures.js';
+import { requiresCallSignatures, STAND_IN_SIGNATURE } from '../../core/gemini-family.js';
 import type { WireContent, WireGenerationConfig, WirePart, WireThinkingConfig, WireTool, WireToolConfig } from './wire-types.js';
 
 export function generatePath(model: string, stream: boolean): string {

@@ -47,18 +47,3 @@ export function placeSignatures(blocks: readonly OpaqueBlock[] | undefined): Pla
   return out;
 }
 
-/**
- * Google's stand-in for a signature the caller does not have: "skip_thought_signature_validator"
- * (ai.google.dev/gemini-api/docs/thought-signatures, for histories Gemini did not make; the
- * official SDKs send it too).
- */
-export const STAND_IN_SIGNATURE = 'skip_thought_signature_validator';
-
-/**
- * Gemini 3 and later answer 400 when the first call of a step in the current turn comes back
- * without a signature, whoever made it; earlier models do not ask for one.
- */
-export function requiresCallSignatures(model: string): boolean {
-  const major = /^gemini-(\d+)/.exec(model)?.[1];
-  return major !== undefined && Number(major) >= 3;
-}

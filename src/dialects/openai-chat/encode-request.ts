@@ -6,6 +6,7 @@
  */
 import { planMarks, sentMode, type MarkPlan } from '../../cache-hints/openai-breakpoints.js';
 import type { DialectRoute, EncodedRequest, WireHints } from '../../core/route.js';
+import { STAND_IN_SIGNATURE } from '../../core/gemini-family.js';
 import type { AssistantMessage, ContentPart, NeutralMessage, NeutralRequest, OpaqueBlock } from '../../core/types.js';
 import type { EncodeOptions } from '../types.js';
 import { EMPTY, encodeList } from '../list-body.js';
@@ -142,11 +143,11 @@ function encodeAssistant(m: AssistantMessage, route: DialectRoute): WireAssistan
   } else if (thinking !== undefined && route.reasoningOut !== 'none') {
     out[route.reasoningOut] = thinking;
   }
-  if (calls.length > 0) out.tool_calls = encodeToolCalls(m, blocks);
+  if (calls.length > 0) out.tool_calls = encodeToolCalls(m, blocks, route.standInSignatures === true);
   return out;
 }
 
-function encodeToolCalls(m: AssistantMessage, blocks: readonly OpaqueBlock[]): WireToolCall[] {
+function encodeToolCalls(m: AssistantMessage, blocks: readonly OpaqueBlock[], standIn: boolean): WireToolCall[] {
   const calls: WireToolCall[] = (m.tool_calls ?? []).map((c) => ({
     id: c.id,
     type: 'function',
@@ -157,5 +158,7 @@ function encodeToolCalls(m: AssistantMessage, blocks: readonly OpaqueBlock[]): W
     const call = calls[block.before_call];
     if (call !== undefined) call.extra_content = { google: { thought_signature: block.data } };
   }
+  // A step's first call that Gemini did not sign (another model made it): the stand-in, on every turn.
+  if (standIn && calls[0] !== undefined && calls[0].extra_content === undefined) calls[0].extra_content = { google: { thought_signature: STAND_IN_SIGNATURE } };
   return calls;
 }
