@@ -9,8 +9,14 @@
 /** The value Google names for a signature the caller does not have; the official SDKs send it too. */
 export const STAND_IN_SIGNATURE = 'skip_thought_signature_validator';
 
-/** gemini-3 and later, with or without a `models/` prefix; not gemini-2.5 and before, which ask for none. */
+/**
+ * gemini-3 and later, with or without a `models/` prefix, and the aliases that name no version
+ * (`gemini-flash-latest` follows the newest); not gemini-2.5 and before, which ask for none. A
+ * stand-in sent to a model that does not ask is ignored, so an alias errs that way.
+ */
 export function requiresCallSignatures(model: string): boolean {
-  const major = /^(?:models\/)?gemini-(\d+)/.exec(model)?.[1];
-  return major !== undefined && Number(major) >= 3;
+  const name = /^(?:models\/)?(gemini-.*)$/.exec(model)?.[1];
+  if (name === undefined) return false;
+  const major = /^gemini-(\d+)/.exec(name)?.[1];
+  return major === undefined || Number(major) >= 3;
 }
