@@ -1,7 +1,8 @@
 /**
  * Directives that drive a reply, written in the last message's text (replies.ts says which
  * messages that takes in: trailing system messages are passed over):
- *   [[call NAME JSONARGS]]  one tool call (several = parallel calls)
+ *   [[call NAME JSONARGS]]  one tool call (several = parallel calls), where the request declares
+ *                           tools (chat modes: a model calls only what it was given)
  *   [[say TEXT]]            reply text (several are joined by newlines)
  *   [[think TEXT]]          reasoning text
  *   [[len N]]               N completion tokens of filler after any said text

@@ -123,9 +123,10 @@ export class SimEngine {
 
     const tokens = new TokenSeq(renderPrompt(req.tools, req.messages));
     record.promptTokens = tokens.count;
-    const plan = planReply(req.messages, tokens.digest, mode);
+    const callable = { tools: req.tools.length > 0 };
+    const plan = planReply(req.messages, tokens.digest, mode, callable);
     const shows = rules?.showsThinking(req);
-    if (shows === true && plan.thinking === null) Object.assign(plan, planReply(req.messages, tokens.digest, { ...mode, alwaysThinks: true }));
+    if (shows === true && plan.thinking === null) Object.assign(plan, planReply(req.messages, tokens.digest, { ...mode, alwaysThinks: true }, callable));
     if (shows === false && plan.thinking !== null) {
       plan.completionTokens -= plan.reasoningTokens;
       plan.thinking = null;

@@ -63,12 +63,17 @@ export function withoutFailures(plan: ReplyPlan): ReplyPlan {
 /** Four-byte filler words, so N words are exactly N tokens. */
 const FILLER = ['lor ', 'ips ', 'dol ', 'sit ', 'amt ', 'con ', 'adi ', 'eli '];
 
-export function planReply(messages: readonly WireMessage[], digest: string, mode: ModeSpec): ReplyPlan {
+/**
+ * `opts.tools: false`: the request declared no tools, so `[[call]]` is not acted on: a model can
+ * call only a function it was given (a client's summary or title prompt that quotes a transcript
+ * holding a directive gets text, as it would from the API).
+ */
+export function planReply(messages: readonly WireMessage[], digest: string, mode: ModeSpec, opts: { tools: boolean } = { tools: true }): ReplyPlan {
   const directives = parseDirectives(lastTurnText(messages));
   const of = <K extends Directive['kind']>(kind: K) =>
     directives.filter((d): d is Extract<Directive, { kind: K }> => d.kind === kind);
 
-  const toolCalls = of('call').map((call, i) => ({
+  const toolCalls = (opts.tools ? of('call') : []).map((call, i) => ({
     id: `call_${sha256Hex(`${digest}:${i}`).slice(0, 24)}`,
     name: call.name,
     arguments: call.args,

@@ -17,7 +17,7 @@ async function start(mode: SimMode, opts: SimOptions = {}): Promise<Sim> {
 /** A tool round: the model calls, the client answers; returns the assistant message as given. */
 async function toolRound(s: Sim) {
   const messages: Record<string, unknown>[] = [user('[[call read {"p":1}]]')];
-  const r = await post(s, { model: 'm', messages });
+  const r = await post(s, { model: 'm', messages, tools: [{ type: 'function', function: { name: 'read', parameters: { type: 'object' } } }] });
   expect(r.status).toBe(200);
   return { messages, reply: r.json.choices[0].message };
 }

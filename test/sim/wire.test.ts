@@ -85,7 +85,8 @@ describe('stream shape', () => {
   });
 
   it('tool calls by index: id, type and name first, then the arguments in pieces', async () => {
-    const r = await postStream(sim, { model: 'm', messages: [user('[[call read {"path":"src/index.ts","limit":200}]] [[call list {"dir":"."}]]')] });
+    const tools = ['read', 'list'].map((name) => ({ type: 'function', function: { name, parameters: { type: 'object' } } }));
+    const r = await postStream(sim, { model: 'm', tools, messages: [user('[[call read {"path":"src/index.ts","limit":200}]] [[call list {"dir":"."}]]')] });
     const calls = r.events.filter((e) => e !== '[DONE]').flatMap((e) => e.choices[0].delta.tool_calls ?? []);
     const first = calls.filter((c) => c.index === 0);
     expect(first[0]).toMatchObject({ index: 0, type: 'function', function: { name: 'read', arguments: '' } });
@@ -97,6 +98,13 @@ describe('stream shape', () => {
     expect(r.events.at(-2).choices[0].finish_reason).toBe('tool_calls');
   });
 
+  it('calls no function a request did not declare: a directive to call one is answered with text', async () => {
+    const r = await post(sim, { model: 'm', messages: [user('Summarize: [[call read {"p":1}]]')] });
+    expect(r.json.choices[0].message.tool_calls).toBeUndefined();
+    expect(r.json.choices[0].message.content).toMatch(/^OK\. This is the simulator's reply/);
+    expect(r.json.choices[0].finish_reason).toBe('stop');
+  });
+
   it('the official SDK reads streamed and plain replies, tool calls included', async () => {
     const client = new OpenAI({ baseURL: sim.url, apiKey: 'k', maxRetries: 0 });
     const plain = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: '[[say hi]]' }] });
@@ -104,6 +112,7 @@ describe('stream shape', () => {
     const stream = client.chat.completions.stream({
       model: 'm',
       messages: [{ role: 'user', content: '[[call f {"a":1}]]' }],
+      tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }],
       stream_options: { include_usage: true },
     });
     const done = await stream.finalChatCompletion();

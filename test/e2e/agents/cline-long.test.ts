@@ -6,33 +6,84 @@
  * arguments that are not JSON come back repaired, which the second run has the model do every step.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AGENTS, finished, longSession, longSessionSuite, replay, startLongWorld, type AgentSpec, type LongRun, type LongWorld } from './long-session.js';
+import { AGENTS, figureLine, finished, longSession, longSessionSuite, replay, startLongWorld, upstreamUsage, type AgentSpec, type LongRun, type LongWorld } from './long-session.js';
+import type { TappedRequest } from '../harness.js';
+import { cacheableTokens } from '../wire-prefix.js';
 import { sseData } from '../wires-world.js';
 
 longSessionSuite('cline');
 
 // Told the model's context window (as a user who fills in the model's details does), Cline asks for
-// `max_tokens` = what the window has left, lower every request, and past 90% of it asks the model
-// for a summary of the session beside each request (the simulator's short answer never makes it
-// compact). Neither may show as a break of the conversation's prefix.
-longSessionSuite('cline', {
-  label: 'a 40K context window: max_tokens falls every request, summaries asked beside',
-  settings: { contextWindow: 40_000 },
-  more(run) {
-    it('sent a falling max_tokens, and summary requests the proxy kept out of the conversation', () => {
-      const r = run();
-      const limits = r.asked.filter((x) => Array.isArray(x.body?.tools)).map((x) => x.body.max_tokens as number | undefined).filter((m) => m !== undefined);
-      expect(limits.length).toBeGreaterThanOrEqual(10);
-      expect(limits.every((m, i) => i === 0 || m < limits[i - 1]!), JSON.stringify(limits)).toBe(true);
-      // Past the first request under the route's output reserve (8,000), the limit reached upstream too.
-      expect(r.reqs.filter((q) => q.params.max_tokens !== undefined && q.params.max_tokens < 8_000).length).toBeGreaterThanOrEqual(3);
-      const summaries = r.allUpstream.filter((x) => !Array.isArray(x.body?.tools) && JSON.stringify(x.body).includes('Summarize this session'));
-      expect(summaries.length).toBeGreaterThanOrEqual(5);
-      // Each in a log of its own; the conversation's log holds only its own requests.
-      expect(r.files).toHaveLength(1 + summaries.length);
-      expect(r.reqs).toHaveLength(r.upstream.length);
+// `max_tokens` = what the window has left, lower every request, and past 90% of it compacts its
+// history itself: it asks for a summary apart (a request of its own, the transcript as text), then
+// sends the summary as the first user message and its newest turns after it. Every compaction is
+// the client's rewrite of its history from that first message: what follows is new to the cache
+// whatever the proxy does. The checks are the suite's, with the compactions in their place.
+describe('cline told a 40K context window: max_tokens falls every request, and it compacts its history itself', () => {
+  const spec = AGENTS.cline;
+  const steps = 42;
+  let lw: LongWorld | undefined;
+  let r: LongRun;
+  /** Requests (index among the conversation's) whose history Cline compacted since the request before. */
+  let compacted: number[];
+  let summaries: TappedRequest[];
+
+  beforeAll(async () => {
+    lw = await startLongWorld(spec);
+    r = await longSession(lw, spec, { steps, settings: { contextWindow: 40_000 } });
+    console.log(`[long-session] ${figureLine(r.figures)}`);
+    const firstUser = (x: TappedRequest): string => String((x.body as { messages: { content: unknown }[] }).messages[1]?.content ?? '');
+    compacted = r.upstream.map((x, i) => (i > 0 && firstUser(x) !== firstUser(r.upstream[i - 1]!) ? i : -1)).filter((i) => i >= 0);
+    summaries = r.allUpstream.filter((x) => !Array.isArray(x.body?.tools) && JSON.stringify(x.body).includes('Summarize this session'));
+  }, 300_000);
+  afterAll(async () => {
+    await lw?.close();
+  });
+
+  it('completes: exit 0, the last step\'s answer, each file whole upstream, nothing refused', () => {
+    expect(r.run.code, r.run.stderr.slice(-1500)).toBe(0);
+    expect(finished(r)).toBe(true);
+    expect(r.unseen).toEqual([]);
+    expect(r.reqs).toHaveLength(r.upstream.length);
+    expect(r.world.tap.requests.every((x) => x.status === 200), JSON.stringify(r.world.tap.requests.map((x) => x.status))).toBe(true);
+  });
+
+  it('compacted more than once, each time from a summary the model wrote as text, asked in a session of its own', () => {
+    expect(compacted.length, figureLine(r.figures)).toBeGreaterThanOrEqual(2);
+    for (const i of compacted) expect(String((r.upstream[i]!.body as { messages: { content: unknown }[] }).messages[1]!.content)).toMatch(/^Context summary:/);
+    expect(summaries.length).toBeGreaterThanOrEqual(compacted.length);
+    for (const x of summaries) expect(x.response).not.toContain('tool_calls');
+    expect(r.files).toHaveLength(1 + summaries.length);
+    expect(r.events.filter((e) => e.type === 'client.rewrite')).toHaveLength(compacted.length);
+  });
+
+  it('breaks the prefix only at the window\'s trims and at Cline\'s compactions, nowhere else (llm.req cause)', () => {
+    const expected = new Map<number, string>([...r.figures.trims.map((i) => [i, 'trim'] as const), ...compacted.map((i) => [i, 'client_rewrite'] as const)]);
+    expect(r.figures.breaks.map((b) => `${b.at}:${b.cause}`)).toEqual([...expected.entries()].sort((a, b) => a[0] - b[0]).map(([i, c]) => `${i}:${c}`));
+  });
+
+  it('reads the head from the cache at every compaction and trim, and all the unchanged prefix allows everywhere else', () => {
+    const read = r.upstream.map((x) => upstreamUsage(spec.wire, x)?.cached ?? 0);
+    const cut = new Set([...r.figures.trims, ...compacted]);
+    r.steps.forEach((s, i) => {
+      if (i === 0) return;
+      const head = cacheableTokens(r.rendered[i]!.headBytes);
+      if (cut.has(i)) expect(read[i], `request ${i}: head ${head}`).toBeGreaterThanOrEqual(0.9 * head);
+      else expect(read[i], `request ${i}: allowed ${s.ideal}`).toBeGreaterThanOrEqual(0.99 * s.ideal);
     });
-  },
+  });
+
+  it('sent a falling max_tokens that reached the upstream, and no break for it', () => {
+    const limits = r.asked.filter((x) => Array.isArray(x.body?.tools)).map((x) => x.body.max_tokens as number | undefined).filter((m) => m !== undefined);
+    expect(limits.length).toBeGreaterThanOrEqual(10);
+    expect(r.reqs.filter((q) => q.params.max_tokens !== undefined && q.params.max_tokens < 8_000).length).toBeGreaterThanOrEqual(3);
+    expect(r.figures.breaks.filter((b) => b.cause === 'params')).toEqual([]);
+  });
+
+  it('proxy replay --all passes', async () => {
+    const result = await replay(lw!);
+    expect(result.code, result.stderr + result.stdout.slice(0, 2000)).toBe(0);
+  }, 60_000);
 });
 
 describe('cline, a model that writes its arguments as a JavaScript object (not JSON), every step', () => {
