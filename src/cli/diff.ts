@@ -3,7 +3,8 @@
  * before it, and name the first difference (message index and field) and its cause.
  */
 import { ProxyError } from '../core/errors.js';
-import { firstDifference } from '../window/index.js';
+import type { EventOf } from '../core/events.js';
+import { differenceAsLogged } from '../window/index.js';
 import { intArg, parse } from './args.js';
 import { STORE_OPTIONS, STORE_USAGE, storeFromArgs, withStore } from './store-arg.js';
 import { verifyEvents } from './verify.js';
@@ -30,7 +31,8 @@ export async function diffCommand(args: string[]): Promise<number> {
   if (next?.seq !== seq) throw new ProxyError('bad_argument', { detail: `${file}: seq ${seq} is not a logged request (llm.req)` });
   const prev = requests.at(-2);
   const between = events.filter((e) => prev !== undefined && e.seq > prev.seq && e.seq < seq);
-  const diff = prev === undefined ? undefined : firstDifference(prev.request, next.request, between);
+  const logged = events.find((e): e is EventOf<'llm.req'> => e.type === 'llm.req' && e.seq === seq)?.cause;
+  const diff = prev === undefined ? undefined : differenceAsLogged(prev.request, next.request, between, logged);
 
   const report = prev === undefined
     ? { seq, previous: null, cause: 'first', index: null, field: null }

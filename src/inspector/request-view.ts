@@ -9,7 +9,7 @@
 import { ProxyError } from '../core/errors.js';
 import type { EventOf, HintsRecord, LogEvent } from '../core/events.js';
 import type { NeutralRequest } from '../core/types.js';
-import { firstDifference, WindowState, windowInputOf } from '../window/index.js';
+import { differenceAsLogged, WindowState, windowInputOf } from '../window/index.js';
 import type { PriceBook } from '../stats/prices.js';
 import { sessionStats } from '../stats/session-totals.js';
 import type { Store } from '../store/types.js';
@@ -62,7 +62,7 @@ export async function requestView(store: Pick<Store, 'file' | 'exists' | 'read'>
   const next = built.get(seq)!;
   const prev = previous === undefined ? undefined : built.get(previous.seq)!;
   const between = previous === undefined ? [] : events.filter((e) => e.seq > previous.seq && e.seq < seq);
-  const diff = prev === undefined ? undefined : firstDifference(prev.request, next.request, between);
+  const diff = prev === undefined ? undefined : differenceAsLogged(prev.request, next.request, between, target.cause);
   const problem = verify(next, target);
   const reply = events.find((e): e is EventOf<'llm.resp'> => e.type === 'llm.resp' && e.req === seq);
   const figures = pricedRows(sessionStats(id, events, prices).requests.filter((r) => r.seq === seq), prices)[0]!;

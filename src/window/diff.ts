@@ -15,8 +15,8 @@
  *   `[elided seq=A-B]` grew to name a later reply (window-v2), or a result became its fold's
  *   `[folded seq=N: ...]` (window-v3), or a stand-in became `[elided seq=N]` (window-v4);
  * - params: the messages extend, parameters a provider's cache depends on differ (all but the
- *   sampling ones, SAMPLING); a change of those alone is no break: `none`, with `params` as the
- *   field where the messages are the same.
+ *   sampling ones, SAMPLING, unless the wire keys its cache on one: `opts.keyed`); a change of
+ *   those alone is no break: `none`, with `params` as the field where the messages are the same.
  * An earlier message that changed for none of these reasons is attributed to client_rewrite.
  * Returns undefined when the two requests are equal.
  */
@@ -33,7 +33,16 @@ export interface Difference {
   cause: BreakCause;
 }
 
-export function firstDifference(prev: NeutralRequest, next: NeutralRequest, between: readonly LogEvent[] = []): Difference | undefined {
+export interface DifferenceOptions {
+  /**
+   * Parameters the upstream's cache is keyed on although they only shape sampling elsewhere: the
+   * dialect's `cacheKeyedParams` (Anthropic's `max_tokens`, which caps the thinking budget). Known
+   * where the request is sent; a reader of the log takes the cause `llm.req` recorded.
+   */
+  keyed?: readonly (keyof RequestParams)[] | undefined;
+}
+
+export function firstDifference(prev: NeutralRequest, next: NeutralRequest, between: readonly LogEvent[] = [], opts: DifferenceOptions = {}): Difference | undefined {
   if (prev.model !== next.model) return { index: -1, field: 'model', cause: 'model_switch' };
   // A session's window hands out its frozen catalog itself while it holds: the same array, no
   // need to serialise 10-60 KB of an agent's tools twice per request.
@@ -54,11 +63,20 @@ export function firstDifference(prev: NeutralRequest, next: NeutralRequest, betw
     return { index: n, field: 'messages', cause };
   }
   if (canonicalJson(prev.params) !== canonicalJson(next.params)) {
-    if (canonicalJson(cacheParams(prev.params)) !== canonicalJson(cacheParams(next.params))) return { index: -1, field: 'params', cause: 'params' };
+    if (canonicalJson(cacheParams(prev.params, opts.keyed)) !== canonicalJson(cacheParams(next.params, opts.keyed))) return { index: -1, field: 'params', cause: 'params' };
     if (next.messages.length === prev.messages.length) return { index: -1, field: 'params', cause: 'none' };
   }
   if (next.messages.length > prev.messages.length) return { index: prev.messages.length, field: 'messages', cause: 'none' };
   return undefined;
+}
+
+/**
+ * The first difference as the proxy found it when it sent `next`: which parameters its upstream's
+ * cache is keyed on is known only there, so a reader of the log (`proxy diff`, the inspector) takes
+ * a `params` cause the `llm.req` recorded as the proxy's word.
+ */
+export function differenceAsLogged(prev: NeutralRequest, next: NeutralRequest, between: readonly LogEvent[], logged: BreakCause | undefined): Difference | undefined {
+  return firstDifference(prev, next, between, logged === 'params' ? { keyed: SAMPLING } : {});
 }
 
 /**
@@ -72,9 +90,9 @@ export function firstDifference(prev: NeutralRequest, next: NeutralRequest, betw
  */
 const SAMPLING = ['max_tokens', 'temperature', 'top_p', 'stop', 'seed', 'presence_penalty', 'frequency_penalty'] as const satisfies readonly (keyof RequestParams)[];
 
-function cacheParams(params: RequestParams): RequestParams {
+function cacheParams(params: RequestParams, keyed: readonly (keyof RequestParams)[] = []): RequestParams {
   const rest = { ...params };
-  for (const key of SAMPLING) delete rest[key];
+  for (const key of SAMPLING) if (!keyed.includes(key)) delete rest[key];
   return rest;
 }
 

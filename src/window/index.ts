@@ -26,7 +26,7 @@
 export { WindowState, type WindowInput, type WindowResult } from './state.js';
 export { foldEvents, buildAt, windowInputOf } from './replay.js';
 export { StartTracker, type StartPoint, type EventPosition } from './tracker.js';
-export { firstDifference, type Difference } from './diff.js';
+export { differenceAsLogged, firstDifference, type Difference } from './diff.js';
 export { UnknownRecipeVersionError, checkRecipe, isKnownVersion, rulesOf } from './recipe.js';
 export { capToolResult, omittedLinesMarker } from './cap.js';
 export { elidedText, type WindowStats } from './entry.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { LogEvent } from '../../src/core/events.js';
-import { firstDifference, type WindowResult } from '../../src/window/index.js';
+import { differenceAsLogged, firstDifference, type WindowResult } from '../../src/window/index.js';
 import { ORIGIN_B } from './gen-session.js';
 import { LogBuilder, TOOL } from './log-builder.js';
 
@@ -157,15 +157,20 @@ describe('firstDifference', () => {
     // A conversation that grows while its client lowers max_tokens to what its context has left.
     const log = new LogBuilder({}, { system: 'sys' });
     basic(log);
-    log.params = { max_tokens: 4000 };
+    log.params = { max_tokens: 400 };
     const a = log.send();
     log.user('next');
-    log.params = { max_tokens: 3000 };
+    log.params = { max_tokens: 300 };
     const b = log.send();
     expect(firstDifference(a.request, b.request)).toEqual({ index: a.request.messages.length, field: 'messages', cause: 'none' });
+    // On a wire that keys its cache on the output limit (Anthropic's thinking budget follows it), it is a break.
+    expect(firstDifference(a.request, b.request, [], { keyed: ['max_tokens'] })).toEqual({ index: -1, field: 'params', cause: 'params' });
+    // A reader of the log takes the cause the proxy recorded when it sent the request.
+    expect(differenceAsLogged(a.request, b.request, [], 'params')).toEqual({ index: -1, field: 'params', cause: 'params' });
+    expect(differenceAsLogged(a.request, b.request, [], 'none')).toEqual({ index: a.request.messages.length, field: 'messages', cause: 'none' });
     // With a parameter a cache depends on beside it, the break is the parameters'.
     log.user('and more');
-    log.params = { max_tokens: 2000, reasoning_effort: 'high' };
+    log.params = { max_tokens: 200, reasoning_effort: 'high' };
     const c = log.send();
     expect(firstDifference(b.request, c.request)).toEqual({ index: -1, field: 'params', cause: 'params' });
   });

@@ -4,7 +4,7 @@
  */
 import { hintsFor, hintsRecord } from '../../cache-hints/session-hints.js';
 import type { BreakCause } from '../../core/events.js';
-import type { NeutralRequest } from '../../core/types.js';
+import type { NeutralRequest, RequestParams } from '../../core/types.js';
 import { counterOf } from '../../metrics/series.js';
 import type { Turn } from '../../session/manager.js';
 import { sideParams } from '../../session/side.js';
@@ -24,7 +24,7 @@ export async function build(call: Call) {
   const built = turn.session.window.build({ route: a.route.name, model: a.route.dialect.model, origin: call.origin, params, ...(highWater === undefined ? {} : { highWater }) });
   // The lineage's key: a fork or side call lands on the replica that holds its parent's prefix.
   const hints = hintsFor(a.route, turn.session.lineage);
-  const cause = breakCause(turn, built.request);
+  const cause = breakCause(turn, built.request, a.dialect.cacheKeyedParams);
   // The dialect reads images synchronously: any the request names that memory dropped come back first.
   const fetching = deps.images.ensure(built.request.messages);
   if (fetching !== undefined) await fetching;
@@ -64,9 +64,9 @@ function explicitCache(call: Call, request: NeutralRequest) {
 }
 
 /** Why this request's prefix differs from the session's previous request (docs/architecture.md 8). */
-function breakCause(turn: Turn, request: NeutralRequest): BreakCause {
+function breakCause(turn: Turn, request: NeutralRequest, keyed: readonly (keyof RequestParams)[] | undefined): BreakCause {
   const previous = turn.session.previousRequest;
   if (previous === undefined) return 'first';
-  const diff = firstDifference(previous, request, turn.appended);
+  const diff = firstDifference(previous, request, turn.appended, { keyed });
   return diff?.cause ?? 'none';
 }
