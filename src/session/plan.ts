@@ -83,7 +83,7 @@ function droppedRun(view: readonly ViewEntry[], incoming: readonly PlanMessage[]
 }
 
 /** The request still carries the latest reply the session gave: the same conversation, edited. */
-function holdsLatestReply(view: readonly ViewEntry[], incoming: readonly PlanMessage[]): boolean {
+export function holdsLatestReply(view: readonly ViewEntry[], incoming: readonly PlanMessage[]): boolean {
   let latest: string | undefined;
   for (let i = view.length - 1; i >= 0 && latest === undefined; i--) latest = replyFingerprint(view[i]!.msg);
   if (latest === undefined) return false;

@@ -8,6 +8,7 @@
  */
 import type { NeutralMessage, RequestParams } from '../core/types.js';
 import { sameMessage, type IncomingMessage } from './incoming.js';
+import { holdsLatestReply } from './plan.js';
 import type { ViewEntry } from './view.js';
 
 export type SideKind = 'compaction' | 'title';
@@ -33,12 +34,14 @@ export interface SideJob {
  * first (`after`: Claude Code's newer compaction prompt opens with `CRITICAL: Respond with TEXT
  * ONLY`); a person's message that merely contains the marker text is the conversation's.
  * `system`: the marker is in the request's own system prompt, and its messages quote the
- * conversation (the first user message): all of them are the side's own.
+ * conversation (the first user message): all of them are the side's own. `system-history`: the
+ * marker is in the request's own system prompt, and its messages are the conversation's history
+ * and one last user message, the side's own as with `last-user`.
  */
 interface Shape {
   kind: SideKind;
   client: string;
-  where: 'last-user' | 'system';
+  where: 'last-user' | 'system' | 'system-history';
   marker: string;
   /** `last-user`: a preamble the message may open with, the marker then starting a line of it. */
   after?: string;
@@ -49,6 +52,10 @@ export const SIDE_SHAPES: readonly Shape[] = [
   { kind: 'compaction', client: 'opencode', where: 'last-user', marker: 'Provide a detailed prompt for continuing our conversation above' },
   { kind: 'compaction', client: 'Claude Code', where: 'last-user', marker: 'Your task is to create a detailed summary of the conversation so far', after: 'CRITICAL: Respond with TEXT ONLY' },
   { kind: 'compaction', client: 'Codex', where: 'last-user', marker: 'You are performing a CONTEXT CHECKPOINT COMPACTION' },
+  // Qwen Code asks on the conversation's own head first, and when that reply is not a summary, again
+  // under the summariser's own system prompt and no tools, the same history and a shorter ask.
+  { kind: 'compaction', client: 'Qwen Code', where: 'last-user', marker: 'You are the component that summarizes a conversation when its context window is about to overflow' },
+  { kind: 'compaction', client: 'Qwen Code', where: 'system-history', marker: 'You are the component that summarizes a conversation when its context window is about to overflow' },
   { kind: 'title', client: 'Codex', where: 'last-user', marker: 'Generate a concise, single-line task title' },
   { kind: 'title', client: 'opencode', where: 'system', marker: 'You are a title generator' },
   { kind: 'title', client: 'Claude Code', where: 'system', marker: 'You are naming a coding session' },
@@ -75,9 +82,9 @@ export interface SideConversation {
  * The side job a request is, or undefined (then it is planned as any request). Recognised only when
  * the conversation has a history, the request's tools are none or the conversation's own (a subset
  * cannot be offered over an unchanged catalog on every wire: Anthropic has no such setting), every
- * message the side keeps is a user message of text, for a `last-user` shape the request opens as
- * the conversation did (its first message is the conversation's first), and for a `system` shape
- * the system prompt is not the conversation's.
+ * message the side keeps is a user message of text, for a `last-user` or `system-history` shape the
+ * request opens as the conversation did (its first message is the conversation's first) or holds
+ * the conversation's latest reply, and for a `system` shape the system prompt is not the conversation's.
  */
 export function recogniseSide(req: SideCandidate, conv: SideConversation): SideJob | undefined {
   if (conv.entries.length === 0 || req.messages.length === 0) return undefined;
@@ -87,11 +94,14 @@ export function recogniseSide(req: SideCandidate, conv: SideConversation): SideJ
   // A system prompt is the side's only where it is not the conversation's (a conversation that is
   // itself a title generator is a conversation).
   const ownSystem = req.system !== undefined && req.system !== conv.system;
-  const shape = SIDE_SHAPES.find((s) => (s.where === 'system' ? ownSystem && req.system!.includes(s.marker) : lastText !== undefined && opensWith(lastText, s)));
+  const shape = SIDE_SHAPES.find((s) => (s.where === 'last-user' ? lastText !== undefined && opensWith(lastText, s) : ownSystem && req.system!.includes(s.marker)));
   if (shape === undefined) return undefined;
   let own: readonly NeutralMessage[];
-  if (shape.where === 'last-user') {
-    if (req.messages.length < 2 || !sameMessage(conv.entries[0]!, req.messages[0]!)) return undefined;
+  if (shape.where !== 'system') {
+    // The conversation's own history: it opens as the conversation did, or (the client edited its
+    // first message: Qwen Code adds a reminder to it after a compaction) still holds its latest reply.
+    if (req.messages.length < 2) return undefined;
+    if (!sameMessage(conv.entries[0]!, req.messages[0]!) && !holdsLatestReply(conv.entries, req.messages)) return undefined;
     own = [last];
   } else {
     own = req.messages.map((m) => m.msg);

@@ -54,6 +54,21 @@ describe('recogniseSide', () => {
     expect(recogniseSide(router, conv)).toMatchObject({ kind: 'title', client: 'Gemini CLI', tools: 'none' });
   });
 
+  it('Qwen Code\'s compaction: on the conversation\'s head, or under the summariser\'s own system prompt; its first message edited, by the latest reply it holds', () => {
+    const history = conv.entries.map((e) => e.msg);
+    const ask = 'You are the component that summarizes a conversation when its context window is about to overflow. The summary you produce will become the agent\'s ONLY memory.';
+    expect(recogniseSide(req([...history, u(ask)], { noTools: false, sameCatalog: true }), conv)).toStrictEqual({ kind: 'compaction', client: 'Qwen Code', instruction: ask, tools: 'all' });
+    const again = 'First, reason in your <analysis> block. Then, produce the <state_snapshot> XML.';
+    expect(recogniseSide(req([...history, u(again)], { system: ask }), conv)).toStrictEqual({ kind: 'compaction', client: 'Qwen Code', instruction: `${ask}\n\n${again}`, tools: 'none' });
+    // After a compaction Qwen Code puts a reminder before its first message: the latest reply it holds says whose history it is.
+    const edited = [u('<system-reminder>skills</system-reminder>fix the parser'), ...history.slice(1)];
+    expect(recogniseSide(req([...edited, u(ask)], { noTools: false, sameCatalog: true }), conv)?.client).toBe('Qwen Code');
+    // Neither its first message nor the latest reply: another conversation's.
+    expect(recogniseSide(req([u('another task'), a('done'), u(ask)], { noTools: false, sameCatalog: true }), conv)).toBeUndefined();
+    // The summariser's system prompt over messages that are not the conversation's is not a side job either.
+    expect(recogniseSide(req([u('another task'), a('done'), u(again)], { system: ask }), conv)).toBeUndefined();
+  });
+
   it('the conversation\'s own catalog is kept as offered; a catalog of another shape is not a side request', () => {
     const messages = [...conv.entries.map((e) => e.msg), u(CODEX_COMPACT)];
     expect(recogniseSide(req(messages, { noTools: false, sameCatalog: true }), conv)?.tools).toBe('all');
