@@ -50,7 +50,7 @@ export function encodeRequest(req: NeutralRequest, route: DialectRoute, hints: W
   }
   // The same bytes JSON.stringify of the whole body would give, assembled from each message's
   // UTF-8 serialisation kept from earlier requests: only what is new is serialised (list-body.ts).
-  const variant = `openai-chat\u0000${route.reasoningOut}\u0000${route.reasoningOnToolTurns}`;
+  const variant = `openai-chat\u0000${route.reasoningOut}\u0000${route.reasoningOnToolTurns}\u0000${route.standInSignatures === true}`;
   const tail = req.tools.length > 0 ? stringifyWith(rest, { tools: toolsJson(req.tools, 'openai-chat', (t) => t) }) : JSON.stringify(rest);
   const head = Buffer.from(`{"model":${JSON.stringify(req.model)},"messages":[`);
   const end = Buffer.from(tail === '{}' ? ']}' : '],' + tail.slice(1));

@@ -3,6 +3,8 @@ import type { DialectRoute, WireHints } from '../../../src/core/route.js';
 import type { AssistantMessage, NeutralRequest, OpaqueBlock, ToolSpec } from '../../../src/core/types.js';
 import { encodeRequest as encodeBytes } from '../../../src/dialects/openai-chat/encode-request.js';
 import type { EncodeOptions } from '../../../src/dialects/types.js';
+import { BodyListMemo } from '../../../src/proxy/list-memo.js';
+import { WireMemo } from '../../../src/proxy/wire-memo.js';
 
 const route = (over: Partial<DialectRoute> = {}): DialectRoute => ({
   wire: 'openai-chat',
@@ -217,5 +219,16 @@ describe('serialising each message once', () => {
     expect(encodeRequest(req, route(), noHints, opts()).body).toBe(first);
     // A body with nothing but the model and messages closes right after them.
     expect(encodeRequest(request([{ role: 'user', content: 'q' }]), route(), noHints, opts()).body).toBe('{"model":"m","messages":[{"role":"user","content":"q"}]}');
+  });
+
+  it('gives a step\'s unsigned first call the stand-in on a route to Gemini 3, also after the same messages went to another route through the memos', () => {
+    const req = request([{ role: 'user', content: 'q' }, { role: 'assistant', content: null, tool_calls: [call('a'), call('b')] }, { role: 'tool', tool_call_id: 'a', content: 'A' }, { role: 'tool', tool_call_id: 'b', content: 'B' }]);
+    const memos: EncodeOptions = { ...opts(), memo: new WireMemo(1 << 20), lists: new BodyListMemo(1 << 20) };
+    const plain = route({ reasoningOut: 'none' });
+    const gemini = route({ reasoningOut: 'none', preset: 'gemini-openai', standInSignatures: true });
+    const calls = (r: DialectRoute) => ((JSON.parse(encodeRequest(req, r, noHints, memos).body) as { messages: { tool_calls?: { extra_content?: unknown }[] }[] }).messages[1]!.tool_calls!).map((c) => c.extra_content);
+    expect(calls(plain)).toEqual([undefined, undefined]);
+    expect(calls(gemini)).toEqual([{ google: { thought_signature: 'skip_thought_signature_validator' } }, undefined]);
+    expect(calls(plain)).toEqual([undefined, undefined]);
   });
 });
