@@ -72,7 +72,7 @@ describe('WireMemo', () => {
     const plain = encodeRequest(request(messages), route, { bodyKey: false, headers: {} }, { stream: false, resolveImage: noImages });
     const readOnly = encodeRequest(request(messages), route, { bodyKey: false, headers: {} }, { stream: false, resolveImage: noImages, memo: memo.readOnly });
     expect(readOnly.body).toStrictEqual(plain.body);
-    expect(memo.get(fresh, 'openai-chat\u0000reasoning_content\u0000false')).toBeUndefined();
+    expect(memo.get(fresh, 'openai-chat\u0000reasoning_content\u0000false\u0000false')).toBeUndefined();
   });
 
   it('an encoder given the memo gives the same bytes, and reuses what it kept', () => {
@@ -81,9 +81,9 @@ describe('WireMemo', () => {
     const plain = encodeRequest(request(messages), route, { bodyKey: false, headers: {} }, { stream: false, resolveImage: noImages });
     const first = encodeRequest(request(messages), route, { bodyKey: false, headers: {} }, { stream: false, resolveImage: noImages, memo });
     expect(first.body).toStrictEqual(plain.body);
-    expect(memo.get(messages[0]!, 'openai-chat\u0000reasoning_content\u0000false')).toBeDefined();
+    expect(memo.get(messages[0]!, 'openai-chat\u0000reasoning_content\u0000false\u0000false')).toBeDefined();
     // What the memo holds is what goes on the wire: a planted text shows it was read back.
-    memo.set(messages[0]!, 'openai-chat\u0000reasoning_content\u0000false', Buffer.from('{"role":"user","content":"planted"}'));
+    memo.set(messages[0]!, 'openai-chat\u0000reasoning_content\u0000false\u0000false', Buffer.from('{"role":"user","content":"planted"}'));
     const second = encodeRequest(request(messages), route, { bodyKey: false, headers: {} }, { stream: false, resolveImage: noImages, memo });
     expect(second.body.toString()).toContain('planted');
   });
