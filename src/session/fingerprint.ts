@@ -55,6 +55,11 @@ function contentText(content: string | ContentPart[]): string {
   return content.map((part) => (part.type === 'text' ? part.text : `[image:${part.sha256}]`)).join('');
 }
 
+/** The key holds a call's arguments as their text: they are not JSON it can hold as a value. */
+export function argumentsKeyedAsText(args: string): boolean {
+  return canonicalArguments(args) === args;
+}
+
 /** Arguments as JSON when they parse to a value canonical JSON can hold (`1e400` reads as Infinity); else the text. */
 function canonicalArguments(args: string): unknown {
   let value: unknown;

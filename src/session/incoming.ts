@@ -10,7 +10,7 @@
 import type { ContentPart, NeutralMessage } from '../core/types.js';
 import { redactDeep } from '../log/redact.js';
 import { clearedAs } from './clearing.js';
-import { messageKey, replyFingerprint } from './fingerprint.js';
+import { argumentsKeyedAsText, messageKey, replyFingerprint } from './fingerprint.js';
 
 /**
  * Keys of first messages by their content. Every request is keyed by its first message (the
@@ -113,27 +113,20 @@ export function sameMessage(entry: Comparable, incoming: { msg?: NeutralMessage;
  * arguments as a value (Cline, and others on the Vercel AI SDK) repaired them and serialised its
  * repair. Still the reply the log holds, and the log's arguments stay what goes upstream: what the
  * model wrote, which its cache holds (docs/how-it-works.md, Sessions). Only the calls whose logged
- * arguments are not JSON are taken on their id and name; everything else must match as any message.
+ * arguments the key holds as text are taken on their id and name; everything else must match as
+ * any message.
  */
 function repairedArguments(entry: Comparable, sent: NeutralMessage): boolean {
   const logged = entry.msg;
   if (logged.role !== 'assistant' || sent.role !== 'assistant') return false;
   const ours = logged.tool_calls ?? [];
   const theirs = sent.tool_calls ?? [];
-  if (ours.length !== theirs.length || !ours.some((c) => !isJson(c.arguments))) return false;
+  const asText = ours.map((c) => argumentsKeyedAsText(c.arguments));
+  if (ours.length !== theirs.length || !asText.includes(true)) return false;
   for (let i = 0; i < ours.length; i++) if (ours[i]!.id !== theirs[i]!.id || ours[i]!.name !== theirs[i]!.name) return false;
   // The client's copy with the log's arguments in place of the repaired ones: the same message?
-  const calls = theirs.map((c, i) => (isJson(ours[i]!.arguments) ? c : { ...c, arguments: ours[i]!.arguments }));
+  const calls = theirs.map((c, i) => (asText[i] ? { ...c, arguments: ours[i]!.arguments } : c));
   return messageKey(redactDeep({ ...sent, tool_calls: calls }, false).value) === entry.key;
-}
-
-function isJson(text: string): boolean {
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Equal as they stand (true means canonically equal too; false means "compare canonically"). */
