@@ -179,6 +179,11 @@ export interface ClientRequest {
    */
   opaqueReasoning?: boolean;
   /**
+   * The client asks for its conversation compacted (Responses' `compaction_trigger`): the reply is
+   * answered as the wire's compaction item (src/dialects/openai-responses/compaction.ts). Absent: false.
+   */
+  compaction?: boolean;
+  /**
    * The logged reply this request continues (Responses' `previous_response_id`, read from an id the
    * proxy issued): the proxy puts the conversation up to that reply before `messages`.
    */

@@ -21,6 +21,8 @@ import { functionCallItem, messageItem, responseObject, ResponsesEventSequence, 
 
 export interface ResponseMeta {
   id: string;
+  /** The client asked for its conversation compacted (a `compaction_trigger`): the reply is one compaction item (compaction.ts). */
+  compaction: boolean;
   createdAt: number;
   model: string;
   /** Send `encrypted_content` on reasoning items (the client's `include`). */
@@ -53,7 +55,8 @@ function ending(reason: FinishReason | null): { status: 'completed' | 'incomplet
   return { status: 'completed', extra: {} };
 }
 
-function response(meta: ResponseMeta, status: string, output: Item[], usage: Item | null, extra: Item = {}): Item {
+/** The `response` object as this wire's clients get it, with the `previous_response_id` they sent. */
+export function clientResponse(meta: ResponseMeta, status: string, output: Item[], usage: Item | null, extra: Item = {}): Item {
   return responseObject(meta, status, output, usage, { previous_response_id: meta.previousResponseId, ...extra });
 }
 
@@ -87,7 +90,7 @@ export function renderOutput(reply: NeutralReply, meta: ResponseMeta): Item[] {
 
 export function renderResponse(reply: NeutralReply, meta: ResponseMeta): Item {
   const end = ending(reply.finish_reason);
-  return response(meta, end.status, renderOutput(reply, meta), renderUsage(reply.usage), end.extra);
+  return clientResponse(meta, end.status, renderOutput(reply, meta), renderUsage(reply.usage), end.extra);
 }
 
 interface OpenItem {
@@ -121,7 +124,7 @@ export function createEventRenderer(meta: ResponseMeta): EventRenderer {
   const preamble = (out: ResponsesSseEvent[]): void => {
     if (started) return;
     started = true;
-    const start = response(meta, 'in_progress', [], null);
+    const start = clientResponse(meta, 'in_progress', [], null);
     out.push(seq.lifecycle('response.created', start), seq.lifecycle('response.in_progress', start));
   };
   const at = (item: OpenItem) => ({ item_id: item.id, output_index: item.index });
@@ -235,14 +238,14 @@ export function createEventRenderer(meta: ResponseMeta): EventRenderer {
       close(out);
       const end = ending(final.finish_reason ?? finish);
       const type = end.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
-      out.push(seq.lifecycle(type, response(meta, end.status, done, renderUsage(final.usage ?? usage), end.extra)));
+      out.push(seq.lifecycle(type, clientResponse(meta, end.status, done, renderUsage(final.usage ?? usage), end.extra)));
       return out;
     },
     error(err) {
       const out: ResponsesSseEvent[] = [];
       preamble(out);
       out.push(seq.error(err.code, err.message, err.param));
-      const failed = response(meta, 'failed', done.filter((x) => x !== undefined), usage === undefined ? null : renderUsage(usage), { error: { code: err.code, message: err.message } });
+      const failed = clientResponse(meta, 'failed', done.filter((x) => x !== undefined), usage === undefined ? null : renderUsage(usage), { error: { code: err.code, message: err.message } });
       out.push(seq.lifecycle('response.failed', failed));
       return out;
     },

@@ -13,6 +13,8 @@
  * - `text.format` other than json_object and json_schema; `reasoning.summary` (summaries are always
  *   asked of a Responses upstream); `store`; item ids and statuses;
  * - images inside a `function_call_output` (a tool result is text on every wire): `[image]` instead.
+ * A `compaction_trigger` is the proxy's compaction prompt as a user message, and a compaction item
+ * the proxy made is its summary as one (compaction.ts).
  * Top-level fields the proxy does not read (`metadata`, `service_tier`, `safety_identifier`,
  * `truncation`, `user`, `client_metadata`, ...), `text` less its `format` and `include` less the
  * encrypted reasoning go to a Responses upstream only, as the client sent them (`extra`).
@@ -21,6 +23,8 @@ import type { AssistantMessage, ContentPart as NeutralPart, NeutralMessage, Requ
 import { ProxyError } from '../../core/errors.js';
 import type { ImageSink } from '../types.js';
 import { extraFields } from '../extra-fields.js';
+import { COMPACTION_PROMPT } from '../../core/compaction-prompt.js';
+import { compactedText } from './compaction.js';
 import { READ_FIELDS, type ContentPart, type FunctionToolParam, type InputItem, type ResponsesBody } from './inbound-parse.js';
 
 export interface Conversation {
@@ -56,6 +60,14 @@ export function toConversation(instructions: string | null | undefined, items: r
       case 'function_call':
         turn ??= { role: 'assistant', content: null };
         (turn.tool_calls ??= []).push({ id: item.call_id, name: item.name, arguments: item.arguments });
+        break;
+      case 'compaction_trigger':
+        flush();
+        out.push({ role: 'user', content: COMPACTION_PROMPT });
+        break;
+      case 'compaction':
+        flush();
+        out.push({ role: 'user', content: compactedText(item.encrypted_content, `input[${i}].encrypted_content`) });
         break;
       case 'function_call_output':
         flush();

@@ -37,7 +37,15 @@ const reasoningItem = z.object({
   encrypted_content: z.string().nullable().optional(),
 }).loose();
 
-const byType = { message: messageItem, function_call: functionCall, function_call_output: functionOutput, reasoning: reasoningItem } as const;
+// A client's ask for its conversation compacted, and the item that answered an earlier ask
+// (compaction.ts): the proxy's own, or refused where it is read.
+const compactionTrigger = z.object({ type: z.literal('compaction_trigger') }).loose();
+const compaction = z.object({ type: z.literal('compaction'), encrypted_content: z.string() }).loose();
+
+const byType = {
+  message: messageItem, function_call: functionCall, function_call_output: functionOutput, reasoning: reasoningItem,
+  compaction_trigger: compactionTrigger, compaction,
+} as const;
 export const ITEM_TYPES = Object.keys(byType);
 
 export type ContentPart = z.infer<typeof part>;
@@ -45,7 +53,9 @@ export type InputItem =
   | z.infer<typeof messageItem>
   | z.infer<typeof functionCall>
   | z.infer<typeof functionOutput>
-  | z.infer<typeof reasoningItem>;
+  | z.infer<typeof reasoningItem>
+  | z.infer<typeof compactionTrigger>
+  | z.infer<typeof compaction>;
 
 const functionTool = z.object({
   type: z.literal('function'),
@@ -123,6 +133,11 @@ export function parseResponsesRequest(raw: unknown): ParsedResponses {
     const param = `input[${i}].arguments`;
     throw new ProxyError('json_too_deep', { param, limit: MAX_JSON_DEPTH }, { param });
   });
+  const trigger = input.findIndex((item) => item.type === 'compaction_trigger');
+  if (trigger !== -1 && trigger !== input.length - 1) {
+    const param = `input[${trigger}]`;
+    throw new ProxyError('invalid_request', { detail: `'${param}' is a compaction_trigger, which must be the last input item.` }, { param });
+  }
   const tools = checkTools(raw.tools);
   if (list !== undefined) CHECKED.keep(list, input);
   return { body, input, tools, rawTools: raw.tools };

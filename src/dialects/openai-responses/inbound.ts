@@ -11,6 +11,7 @@ import type { ToolSpec } from '../../core/types.js';
 import { deepFreeze } from '../../core/deep-freeze.js';
 import { FrozenResults } from '../../core/list-lineage.js';
 import { createEventRenderer, renderResponse, type ResponseMeta } from './client-render.js';
+import { createCompactionRenderer, renderCompaction } from './compaction.js';
 import { ENCRYPTED_REASONING } from './encode-request.js';
 import { toConversation, toParams, toTools } from './inbound-convert.js';
 import { parseResponsesRequest, type ParsedResponses } from './inbound-parse.js';
@@ -49,6 +50,12 @@ export const openaiResponsesInbound: InboundDialect = {
       idFields: parsed.body as Record<string, unknown>,
       opaqueReasoning: parsed.body.include?.includes(ENCRYPTED_REASONING) === true,
     };
+    if (parsed.input.at(-1)?.type === 'compaction_trigger') {
+      out.compaction = true;
+      // A summary, not a step of the task: the model is offered the tools (so the prefix stays the
+      // conversation's) and asked not to call one.
+      out.params.tool_choice = 'none';
+    }
     const previous = parsed.body.previous_response_id;
     if (previous !== undefined && previous !== null) {
       const ref = idToRef(previous);
@@ -57,9 +64,9 @@ export const openaiResponsesInbound: InboundDialect = {
     }
     return out;
   },
-  renderReply: (reply, meta, req) => renderResponse(reply, responseMeta(meta, req)),
+  renderReply: (reply, meta, req) => (req.compaction === true ? renderCompaction : renderResponse)(reply, responseMeta(meta, req)),
   openStream(meta, req) {
-    const renderer = createEventRenderer(responseMeta(meta, req));
+    const renderer = (req.compaction === true ? createCompactionRenderer : createEventRenderer)(responseMeta(meta, req));
     return {
       contentType: 'text/event-stream; charset=utf-8',
       delta: (delta) => frames(renderer.delta(delta)),
@@ -73,6 +80,7 @@ export const openaiResponsesInbound: InboundDialect = {
 function responseMeta(meta: ReplyMeta, req: ClientRequest): ResponseMeta {
   return {
     id: responseIdOf(meta),
+    compaction: req.compaction === true,
     createdAt: meta.created,
     model: meta.model,
     opaqueReasoning: req.opaqueReasoning === true,
