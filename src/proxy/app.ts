@@ -143,6 +143,15 @@ export function buildApp(given: AppDeps): FastifyInstance {
   });
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split('?')[0] ?? ''; // a Gemini client's ?key= stays out of the answer
+    // A WebSocket asked of a conversation endpoint (Codex's built-in provider tries the Responses
+    // WebSocket first): 426 tells it to go on over HTTP, which it then does at once, where a 404
+    // cost five tries and seconds (docs/inbound.md).
+    const served = INBOUND_DIALECTS.find((d) => d.paths.includes(path));
+    if (served !== undefined && req.headers.upgrade?.toLowerCase() === 'websocket') {
+      const refused = new ProxyError('invalid_request', { detail: `The proxy serves ${path} over HTTP only: POST the request.` }, { status: 426 });
+      void reply.status(426).send(served.errorBody(refused));
+      return;
+    }
     const err = new ProxyError('invalid_request', { detail: `Unknown route ${req.method} ${path}. The proxy serves POST /v1/chat/completions, POST /v1/messages (and /v1/messages/count_tokens), POST /v1/responses, POST /v1beta/models/{model}:generateContent (and :streamGenerateContent, :countTokens), GET /v1/models, GET /healthz, GET /readyz, GET /metrics, (with an admin key) GET /admin/sessions, and the inspector at /ui/ and /api/.` }, { status: 404 });
     const inbound = wireOwning(path);
     void reply.status(404).send(inbound === undefined ? errorBody(err) : inbound.errorBody(err));

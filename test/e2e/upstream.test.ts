@@ -2,6 +2,7 @@
  * Upstream failures as the client sees them (passed through, overflow, unreachable, a stream that
  * breaks), and the proxy's other routes: /v1/models, /healthz, /metrics.
  */
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import type { EventOf } from '../../src/core/events.js';
@@ -118,6 +119,22 @@ describe('other routes', () => {
     const res = await fetch(`${w.proxy.url}/v1/embeddings`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
     expect(res.status).toBe(404);
     expect(await res.json()).toMatchObject({ error: { type: 'invalid_request_error', code: 'invalid_request' } });
+  });
+
+  it('a WebSocket asked of a conversation endpoint is a 426, so the client goes on over HTTP; a plain GET of it is still a 404', async () => {
+    const get = (headers: Record<string, string>) => new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(`${w.proxy.url}/v1/responses`, { method: 'GET', headers }, (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    const ws = await get({ connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' });
+    expect(ws.status).toBe(426);
+    expect(JSON.parse(ws.body)).toMatchObject({ error: { type: 'invalid_request_error', message: 'The proxy serves /v1/responses over HTTP only: POST the request.' } });
+    expect((await get({})).status).toBe(404);
   });
 });
 

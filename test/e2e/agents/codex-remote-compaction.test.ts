@@ -65,7 +65,7 @@ describe.runIf(binaryInstalled(spec))('Codex through its built-in openai provide
         resolve(c);
       });
     });
-    // Its POSTs: before them it tries the Responses WebSocket (GETs the proxy answers 404), then falls back.
+    // Its POSTs: before them it tries the Responses WebSocket once (a GET, below).
     asked = lw.front.requests.filter((r) => r.path === '/v1/responses' && Array.isArray(r.body?.input));
     upstream = lw.world.tap.requests.filter((r) => r.path.startsWith(spec.upstreamPath));
     files = await readLogFiles(lw.world);
@@ -79,6 +79,9 @@ describe.runIf(binaryInstalled(spec))('Codex through its built-in openai provide
     expect(code, stderr.slice(-2000)).toBe(0);
     expect(stderr).not.toContain('Error running remote compact task');
     expect(asked.filter((r) => r.status !== 200).map((r) => `${r.status} ${r.response.slice(0, 200)}`)).toStrictEqual([]);
+    // Its one try of the Responses WebSocket is refused with a 426, on which it goes on over HTTP at
+    // once (a 404 took five tries and ~6 s).
+    expect(lw.front.requests.filter((r) => !Array.isArray(r.body?.input)).map((r) => r.status)).toStrictEqual([426]);
   });
 
   it('asks for compaction, and gets exactly one compaction item holding the model\'s summary', () => {
