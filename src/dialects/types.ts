@@ -179,10 +179,12 @@ export interface ClientRequest {
    */
   opaqueReasoning?: boolean;
   /**
-   * The client asks for its conversation compacted (Responses' `compaction_trigger`): the reply is
-   * answered as the wire's compaction item (src/dialects/openai-responses/compaction.ts). Absent: false.
+   * The client asks for its conversation compacted (Responses' `compaction_trigger`, or its
+   * `/v1/responses/compact` endpoint): the reply is answered as the wire's compaction item
+   * (src/dialects/openai-responses/compaction.ts); `kept`, the endpoint's, are the client's user
+   * messages that its answer lists before that item. Absent: not a compaction.
    */
-  compaction?: boolean;
+  compaction?: { kept?: readonly unknown[] };
   /**
    * The logged reply this request continues (Responses' `previous_response_id`, read from an id the
    * proxy issued): the proxy puts the conversation up to that reply before `messages`.

@@ -57,8 +57,9 @@ export const SIDE_SHAPES: readonly Shape[] = [
   // under the summariser's own system prompt and no tools, the same history and a shorter ask.
   { kind: 'compaction', client: 'Qwen Code', where: 'last-user', marker: 'You are the component that summarizes a conversation when its context window is about to overflow' },
   { kind: 'compaction', client: 'Qwen Code', where: 'system-history', marker: 'You are the component that summarizes a conversation when its context window is about to overflow' },
-  // The proxy's own prompt, which a Responses `compaction_trigger` becomes (Codex's remote compaction).
-  { kind: 'compaction', client: 'Codex (compaction_trigger)', where: 'last-user', marker: COMPACTION_PROMPT_MARKER },
+  // The proxy's own prompt, which a Responses compaction ask becomes: a `compaction_trigger` (Codex's
+  // remote compaction) or `POST /v1/responses/compact` (the SDK's `responses.compact`).
+  { kind: 'compaction', client: 'Responses compaction', where: 'last-user', marker: COMPACTION_PROMPT_MARKER },
   { kind: 'title', client: 'Codex', where: 'last-user', marker: 'Generate a concise, single-line task title' },
   { kind: 'title', client: 'opencode', where: 'system', marker: 'You are a title generator' },
   { kind: 'title', client: 'Claude Code', where: 'system', marker: 'You are naming a coding session' },

@@ -6,6 +6,10 @@
  * answers with one `compaction` item whose `encrypted_content` only it can read, and the client
  * puts that item in place of the history it summarises.
  *
+ * The API's standalone endpoint, `POST /v1/responses/compact` (the SDK's `responses.compact`), is
+ * the same ask: its input with the trigger appended, answered whole with the request's user
+ * messages before the item, as the API lists them.
+ *
  * The proxy serves any upstream, so it makes the item itself. The trigger becomes the proxy's own
  * compaction prompt (src/core/compaction-prompt.ts), asked of the route's model with no tool to call.
  * The model's summary comes back as the item's content: the summary's text, encoded, under a
@@ -17,7 +21,11 @@ import { ProxyError } from '../../core/errors.js';
 import type { NeutralReply, Usage } from '../../core/types.js';
 import type { StreamDelta } from '../types.js';
 import { clientResponse, renderUsage, type EventRenderer, type ResponseMeta } from './client-render.js';
+import type { InputItem } from './inbound-parse.js';
 import { ResponsesEventSequence, type ResponsesSseEvent } from './stream-events.js';
+
+/** The API's standalone compaction endpoint (openai-node `responses.compact`). */
+export const COMPACT_PATH = '/v1/responses/compact';
 
 /** What marks a compaction item's content as the proxy's: the summary follows, base64url. */
 const CONTENT_PREFIX = 'prefix-proxy.compaction.v1.';
@@ -42,6 +50,26 @@ function compactionItem(meta: ResponseMeta, summary: string): Record<string, unk
   return { id: `cmp_${meta.id.slice('resp_'.length)}`, type: 'compaction', encrypted_content: compactionContent(summary) };
 }
 
+/**
+ * A `/v1/responses/compact` body (`model`, `input`, `instructions`, `previous_response_id`, ...) as
+ * the create request it stands for: its input with a `compaction_trigger` last, answered whole.
+ * Anything but an object is left for the parser to refuse.
+ */
+export function asCompactionRequest(body: unknown): unknown {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
+  const { input } = body as { input?: unknown };
+  const items = typeof input === 'string' ? [{ type: 'message', role: 'user', content: input }] : Array.isArray(input) ? input : [];
+  return { ...body, input: [...items, { type: 'compaction_trigger' }], stream: false };
+}
+
+/** The request's user messages, as the endpoint lists them before its compaction item. */
+export function keptUserItems(input: readonly InputItem[]): unknown[] {
+  return input.filter((item) => item.type === 'message' && item.role === 'user').map((item) => {
+    const { id } = item as { id?: unknown };
+    return { ...(typeof id === 'string' ? { id } : {}), type: 'message', role: 'user', content: (item as { content: unknown }).content };
+  });
+}
+
 /** A reply with no text has nothing to install in place of the history. */
 function noSummary(reply: NeutralReply): boolean {
   return reply.content === null || reply.content.trim() === '';
@@ -53,6 +81,17 @@ const NO_SUMMARY = 'The model answered the compaction with no summary text (a to
 export function renderCompaction(reply: NeutralReply, meta: ResponseMeta): Record<string, unknown> {
   if (noSummary(reply)) return clientResponse(meta, 'failed', [], renderUsage(reply.usage), { error: { code: 'upstream_bad_reply', message: NO_SUMMARY } });
   return clientResponse(meta, 'completed', [compactionItem(meta, reply.content!)], renderUsage(reply.usage));
+}
+
+/**
+ * The endpoint's answer (openai-node `CompactedResponse`): every user message of the request, then
+ * the compaction item. With no summary to give, the messages alone and the `error` saying why.
+ */
+export function renderCompacted(reply: NeutralReply, meta: ResponseMeta, kept: readonly unknown[]): Record<string, unknown> {
+  const usage = renderUsage(reply.usage);
+  const head = { id: meta.id, object: 'response.compaction', created_at: meta.createdAt };
+  if (noSummary(reply)) return { ...head, output: [...kept], usage, error: { code: 'upstream_bad_reply', message: NO_SUMMARY } };
+  return { ...head, output: [...kept, compactionItem(meta, reply.content!)], usage };
 }
 
 /**

@@ -11,7 +11,7 @@ import type { ToolSpec } from '../../core/types.js';
 import { deepFreeze } from '../../core/deep-freeze.js';
 import { FrozenResults } from '../../core/list-lineage.js';
 import { createEventRenderer, renderResponse, type ResponseMeta } from './client-render.js';
-import { createCompactionRenderer, renderCompaction } from './compaction.js';
+import { asCompactionRequest, COMPACT_PATH, createCompactionRenderer, keptUserItems, renderCompacted, renderCompaction } from './compaction.js';
 import { ENCRYPTED_REASONING } from './encode-request.js';
 import { toConversation, toParams, toTools } from './inbound-convert.js';
 import { parseResponsesRequest, type ParsedResponses } from './inbound-parse.js';
@@ -31,12 +31,13 @@ function toolsOf(parsed: ParsedResponses): ToolSpec[] {
 
 export const openaiResponsesInbound: InboundDialect = {
   wire: 'openai-responses',
-  paths: ['/v1/responses'],
+  paths: ['/v1/responses', COMPACT_PATH],
   bodyList: 'input',
   apiKey: (headers) => bearerOf(headers.authorization),
   resolveReferences: resolveItemReferences,
-  parse(body, images): ClientRequest {
-    const parsed = parseResponsesRequest(body);
+  parse(body, images, target): ClientRequest {
+    const endpoint = target?.route === COMPACT_PATH;
+    const parsed = parseResponsesRequest(endpoint ? asCompactionRequest(body) : body);
     const conversation = toConversation(parsed.body.instructions, parsed.input, images);
     const out: ClientRequest = {
       model: parsed.body.model,
@@ -51,7 +52,7 @@ export const openaiResponsesInbound: InboundDialect = {
       opaqueReasoning: parsed.body.include?.includes(ENCRYPTED_REASONING) === true,
     };
     if (parsed.input.at(-1)?.type === 'compaction_trigger') {
-      out.compaction = true;
+      out.compaction = endpoint ? { kept: keptUserItems(parsed.input) } : {};
       // A summary, not a step of the task: the model is offered the tools (so the prefix stays the
       // conversation's) and asked not to call one.
       out.params.tool_choice = 'none';
@@ -64,9 +65,13 @@ export const openaiResponsesInbound: InboundDialect = {
     }
     return out;
   },
-  renderReply: (reply, meta, req) => (req.compaction === true ? renderCompaction : renderResponse)(reply, responseMeta(meta, req)),
+  renderReply(reply, meta, req) {
+    const kept = req.compaction?.kept;
+    if (kept !== undefined) return renderCompacted(reply, responseMeta(meta, req), kept);
+    return (req.compaction !== undefined ? renderCompaction : renderResponse)(reply, responseMeta(meta, req));
+  },
   openStream(meta, req) {
-    const renderer = (req.compaction === true ? createCompactionRenderer : createEventRenderer)(responseMeta(meta, req));
+    const renderer = (req.compaction !== undefined ? createCompactionRenderer : createEventRenderer)(responseMeta(meta, req));
     return {
       contentType: 'text/event-stream; charset=utf-8',
       delta: (delta) => frames(renderer.delta(delta)),
@@ -80,7 +85,7 @@ export const openaiResponsesInbound: InboundDialect = {
 function responseMeta(meta: ReplyMeta, req: ClientRequest): ResponseMeta {
   return {
     id: responseIdOf(meta),
-    compaction: req.compaction === true,
+    compaction: req.compaction !== undefined,
     createdAt: meta.created,
     model: meta.model,
     opaqueReasoning: req.opaqueReasoning === true,

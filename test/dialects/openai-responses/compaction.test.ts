@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { COMPACTION_PROMPT } from '../../../src/core/compaction-prompt.js';
 import { ProxyError } from '../../../src/core/errors.js';
 import type { NeutralReply } from '../../../src/core/types.js';
-import { COMPACTED_HEADER, compactionContent } from '../../../src/dialects/openai-responses/compaction.js';
+import { COMPACT_PATH, COMPACTED_HEADER, compactionContent } from '../../../src/dialects/openai-responses/compaction.js';
 import { openaiResponsesInbound } from '../../../src/dialects/openai-responses/inbound.js';
 import type { ImageSink, ReplyMeta } from '../../../src/dialects/types.js';
 
@@ -34,7 +34,7 @@ function events(text: string): Record<string, unknown>[] {
 describe('a compaction_trigger', () => {
   it('is the proxy\'s compaction prompt, last, with the tools offered and none to be called', () => {
     const req = parse([...history, { type: 'compaction_trigger' }]);
-    expect(req.compaction).toBe(true);
+    expect(req.compaction).toStrictEqual({});
     expect(req.messages.at(-1)).toStrictEqual({ role: 'user', content: COMPACTION_PROMPT });
     expect(req.messages.at(-2)).toStrictEqual({ role: 'tool', tool_call_id: 'c1', content: 'const a = 1;' });
     expect(req.tools.map((t) => t.function.name)).toStrictEqual(['exec']);
@@ -118,5 +118,38 @@ describe('a compaction item in a later request', () => {
     expect(err).toBeInstanceOf(ProxyError);
     expect((err as ProxyError).param).toBe('input[4].encrypted_content');
     expect((err as ProxyError).message).toContain('did not make');
+  });
+});
+
+describe('POST /v1/responses/compact (the SDK\'s responses.compact)', () => {
+  const target = { route: COMPACT_PATH, params: {}, query: {} };
+  const compact = (body: Record<string, unknown>) => openaiResponsesInbound.parse({ model: 'm', ...body }, images, target);
+
+  it('is the same ask, answered whole, whatever the body says of streams', () => {
+    const req = compact({ input: history, stream: true });
+    expect(req.stream).toBe(false);
+    expect(req.messages.at(-1)).toStrictEqual({ role: 'user', content: COMPACTION_PROMPT });
+    expect(req.params.tool_choice).toBe('none');
+    expect(req.compaction).toStrictEqual({ kept: [{ type: 'message', role: 'user', content: 'Fix the bug in a.ts' }] });
+    // A string input is one user message.
+    expect(compact({ input: 'hello' }).compaction).toStrictEqual({ kept: [{ type: 'message', role: 'user', content: 'hello' }] });
+  });
+
+  it('answers every user message of the request, then the compaction item, as the API lists them', () => {
+    const req = compact({ input: [...history, { type: 'message', role: 'user', id: 'msg_u2', content: [{ type: 'input_text', text: 'and b.ts' }] }] });
+    const body = openaiResponsesInbound.renderReply(reply('Summary.'), meta, req) as Record<string, unknown>;
+    expect(body).toStrictEqual({
+      id: 'resp_s1_7', object: 'response.compaction', created_at: 1,
+      output: [
+        { type: 'message', role: 'user', content: 'Fix the bug in a.ts' },
+        { id: 'msg_u2', type: 'message', role: 'user', content: [{ type: 'input_text', text: 'and b.ts' }] },
+        { id: 'cmp_s1_7', type: 'compaction', encrypted_content: compactionContent('Summary.') },
+      ],
+      usage: { input_tokens: 900, input_tokens_details: { cached_tokens: 850 }, output_tokens: 40, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 940 },
+    });
+    // With no summary: the messages alone, and why.
+    const none = openaiResponsesInbound.renderReply(reply(null), meta, req) as { output: unknown[]; error: { message: string } };
+    expect(none.output).toHaveLength(2);
+    expect(none.error.message).toContain('no summary');
   });
 });
