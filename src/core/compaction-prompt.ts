@@ -1,7 +1,7 @@
 /**
  * The proxy's own compaction prompt. A client that asks the Responses API to compact its
- * conversation (a `compaction_trigger` item: Codex's remote compaction) gets this prompt as the
- * request's last user message (src/dialects/openai-responses/compaction.ts), and the session
+ * conversation (a `compaction_trigger` item, Codex's remote compaction, or `POST
+ * /v1/responses/compact`) gets this prompt as the request's last user message (src/dialects/openai-responses/compaction.ts), and the session
  * layer knows the request by it as a side request on the conversation's prefix (src/session/side.ts),
  * so that the summary reads the conversation's cached prefix
  * (docs/decisions/0033-compaction-triggers-answered-by-the-proxy.md).

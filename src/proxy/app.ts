@@ -152,7 +152,7 @@ export function buildApp(given: AppDeps): FastifyInstance {
       void reply.status(426).send(served.errorBody(refused));
       return;
     }
-    const err = new ProxyError('invalid_request', { detail: `Unknown route ${req.method} ${path}. The proxy serves POST /v1/chat/completions, POST /v1/messages (and /v1/messages/count_tokens), POST /v1/responses, POST /v1beta/models/{model}:generateContent (and :streamGenerateContent, :countTokens), GET /v1/models, GET /healthz, GET /readyz, GET /metrics, (with an admin key) GET /admin/sessions, and the inspector at /ui/ and /api/.` }, { status: 404 });
+    const err = new ProxyError('invalid_request', { detail: `Unknown route ${req.method} ${path}. The proxy serves POST /v1/chat/completions, POST /v1/messages (and /v1/messages/count_tokens), POST /v1/responses (and /v1/responses/compact), POST /v1beta/models/{model}:generateContent (and :streamGenerateContent, :countTokens), GET /v1/models, GET /healthz, GET /readyz, GET /metrics, (with an admin key) GET /admin/sessions, and the inspector at /ui/ and /api/.` }, { status: 404 });
     const inbound = wireOwning(path);
     void reply.status(404).send(inbound === undefined ? errorBody(err) : inbound.errorBody(err));
   });

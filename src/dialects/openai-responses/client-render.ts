@@ -21,7 +21,7 @@ import { functionCallItem, messageItem, responseObject, ResponsesEventSequence, 
 
 export interface ResponseMeta {
   id: string;
-  /** The client asked for its conversation compacted (a `compaction_trigger`): the reply is one compaction item (compaction.ts). */
+  /** The client asked for its conversation compacted: the reply is one compaction item (compaction.ts). */
   compaction: boolean;
   createdAt: number;
   model: string;

@@ -64,11 +64,13 @@ export function asCompactionRequest(body: unknown): unknown {
 
 /** The request's user messages, as the endpoint lists them before its compaction item. */
 export function keptUserItems(input: readonly InputItem[]): unknown[] {
-  return input.filter((item) => item.type === 'message' && item.role === 'user').map((item) => {
+  return input.filter((item): item is MessageItem => item.type === 'message' && item.role === 'user').map((item) => {
     const { id } = item as { id?: unknown };
-    return { ...(typeof id === 'string' ? { id } : {}), type: 'message', role: 'user', content: (item as { content: unknown }).content };
+    return { ...(typeof id === 'string' ? { id } : {}), type: 'message', role: 'user', content: item.content };
   });
 }
+
+type MessageItem = Extract<InputItem, { type: 'message' }>;
 
 /** A reply with no text has nothing to install in place of the history. */
 function noSummary(reply: NeutralReply): boolean {
