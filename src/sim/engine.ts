@@ -123,7 +123,8 @@ export class SimEngine {
 
     const tokens = new TokenSeq(renderPrompt(req.tools, req.messages));
     record.promptTokens = tokens.count;
-    const callable = { tools: req.tools.length > 0 };
+    // A model calls only a function it was given, and none under `tool_choice: "none"`.
+    const callable = { tools: req.tools.length > 0 && req.body.tool_choice !== 'none' };
     const plan = planReply(req.messages, tokens.digest, mode, callable);
     const shows = rules?.showsThinking(req);
     if (shows === true && plan.thinking === null) Object.assign(plan, planReply(req.messages, tokens.digest, { ...mode, alwaysThinks: true }, callable));

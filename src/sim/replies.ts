@@ -64,9 +64,10 @@ export function withoutFailures(plan: ReplyPlan): ReplyPlan {
 const FILLER = ['lor ', 'ips ', 'dol ', 'sit ', 'amt ', 'con ', 'adi ', 'eli '];
 
 /**
- * `opts.tools: false`: the request declared no tools, so `[[call]]` is not acted on: a model can
- * call only a function it was given (a client's summary or title prompt that quotes a transcript
- * holding a directive gets text, as it would from the API).
+ * `opts.tools: false`: the request declared no tools, or set `tool_choice: "none"`, so `[[call]]`
+ * is not acted on: a model can call only a function it was given, and none when told not to (a
+ * client's summary or title prompt that quotes a transcript holding a directive gets text, as it
+ * would from the API).
  */
 export function planReply(messages: readonly WireMessage[], digest: string, mode: ModeSpec, opts: { tools: boolean } = { tools: true }): ReplyPlan {
   const directives = parseDirectives(lastTurnText(messages));

@@ -73,6 +73,16 @@ describe('responses mode: reasoning items', () => {
     return r.json.output as Json[];
   }
 
+  it('calls no function under tool_choice "none": the directive is answered with text', async () => {
+    const s = await start();
+    const tools = [{ type: 'function', name: 'read', parameters: { type: 'object' } }];
+    const none = await respond(s, { ...ask, instructions, tools, tool_choice: 'none', input: [user('[[call read {"p":1}]]')] });
+    expect(none.status).toBe(200);
+    expect((none.json.output as Json[]).map((o) => o.type)).toStrictEqual(['reasoning', 'message']);
+    const auto = await respond(s, { ...ask, instructions, tools, input: [user('[[call read {"p":1}]]')] });
+    expect((auto.json.output as Json[]).map((o) => o.type)).toStrictEqual(['reasoning', 'function_call']);
+  });
+
   it('returns a reasoning item with its summary and encrypted content, before the call', async () => {
     const s = await start();
     const output = await toolRound(s);

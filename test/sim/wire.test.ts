@@ -103,6 +103,13 @@ describe('stream shape', () => {
     expect(r.json.choices[0].message.tool_calls).toBeUndefined();
     expect(r.json.choices[0].message.content).toMatch(/^OK\. This is the simulator's reply/);
     expect(r.json.choices[0].finish_reason).toBe('stop');
+    // Nor one it was given, told `tool_choice: "none"`.
+    const tools = [{ type: 'function', function: { name: 'read', parameters: { type: 'object' } } }];
+    const none = await post(sim, { model: 'm', tools, tool_choice: 'none', messages: [user('Summarize: [[call read {"p":1}]]')] });
+    expect(none.json.choices[0].message.tool_calls).toBeUndefined();
+    expect(none.json.choices[0].finish_reason).toBe('stop');
+    const auto = await post(sim, { model: 'm', tools, tool_choice: 'auto', messages: [user('Summarize: [[call read {"p":1}]]')] });
+    expect(auto.json.choices[0].message.tool_calls).toHaveLength(1);
   });
 
   it('the official SDK reads streamed and plain replies, tool calls included', async () => {

@@ -79,7 +79,8 @@ export class ResponsesSim {
     const cacheMode = checkCacheFields(req.body, cacheContents(req), gpt56);
     const tokens = new TokenSeq(renderResponsesPrompt(req));
     const lastText = lastTurnText(req);
-    const plan = planReply([{ role: 'user', content: lastText }], tokens.digest, MODES.openai);
+    // `tool_choice: "none"`: the API's model calls no function (a compaction ask offers the tools and this).
+    const plan = planReply([{ role: 'user', content: lastText }], tokens.digest, MODES.openai, { tools: req.body.tool_choice !== 'none' });
     if (plan.failure?.kind === 'error') return { kind: 'error', error: directedError(plan.failure.status), slowMs: plan.slowMs };
     if (plan.failure?.kind === 'overflow' || tokens.count > this.#contextTokens) {
       throw new SimError(400, 'context_length_exceeded', 'Your input exceeds the context window of this model. Please adjust your input and try again.', 'input');
