@@ -17,10 +17,13 @@ export interface Conversation {
 }
 
 /**
- * Undefined when the log holds no complete reply to request `seq` (or cannot be read), or when its
- * last event is older than `activeSince` (the session is past `locate_days`). A store
- * that cannot be reached throws `store_unavailable`: the reply may well exist, and the client
- * should retry, not hear that it does not (docs/scaling.md, Outages).
+ * Undefined when the log holds no reply to request `seq` (none, or a failure: `llm.error`; or the
+ * log cannot be read), or when its last event is older than `activeSince` (the session is past
+ * `locate_days`). A reply whose stream the client stopped is the text it had received (the log's
+ * partial reply, its calls left out: none was whole, or answered), as a chat UI keeps it after its
+ * stop button; nothing when it had received none. A store that cannot be reached throws
+ * `store_unavailable`: the reply may well exist, and the client should retry, not hear that it does
+ * not (docs/scaling.md, Outages).
  */
 export async function conversationFromLog(store: Store, id: string, seq: number, activeSince?: number): Promise<Conversation | undefined> {
   const events = await eventsOf(store, id, activeSince);
@@ -28,7 +31,12 @@ export async function conversationFromLog(store: Store, id: string, seq: number,
   const view = new ClientView();
   for (const e of events) {
     view.apply(e);
-    if (e.type === 'llm.resp' && e.req === seq && e.aborted !== true) return { system: view.system, messages: view.entries.map((x) => x.msg) };
+    if (e.type !== 'llm.resp' || e.req !== seq) continue;
+    const messages = view.entries.map((x) => x.msg);
+    // The view leaves a stopped reply out: the client's next request brings its own copy, if any.
+    const received = e.aborted === true ? (e.reply.content ?? '') : undefined;
+    if (received !== undefined && received !== '') messages.push({ role: 'assistant', content: received });
+    return { system: view.system, messages };
   }
   return undefined;
 }

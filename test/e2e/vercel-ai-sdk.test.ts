@@ -215,10 +215,11 @@ describe('item references the log does not hold', () => {
 });
 
 describe('a reply the client stopped', () => {
-  it('its items name what the client received: a reference to its text goes on in the same session', async () => {
-    const t = tag('ai-stop');
-    const user = { role: 'user', content: `${t} [[slow 40]] [[say ${Array.from({ length: 30 }, (_, i) => `word${i}`).join(' ')}]]` };
-    // A chat UI's stop button: the stream is cut after its first text, the partial reply kept.
+  /**
+   * A chat UI's stop button: a streamed Responses request cut after its first text, the partial
+   * reply kept. Its response id and message item id, and the partial reply as the log holds it.
+   */
+  async function stopped(t: string, user: Record<string, unknown>): Promise<{ responseId: string; itemId: string; partial: string }> {
     const stop = new AbortController();
     const res = await fetch(`${w.proxy.url}/v1/responses`, {
       method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test' },
@@ -226,11 +227,13 @@ describe('a reply the client stopped', () => {
     });
     let gotText = false;
     let itemId: string | undefined;
+    let responseId: string | undefined;
     const reader = res.body!.getReader();
     for (let got = ''; ;) {
       const { value } = await reader.read();
       got += new TextDecoder().decode(value);
       for (const ev of sseData(got.slice(0, got.lastIndexOf('\n\n') + 2))) {
+        if (ev.type === 'response.created') responseId = (ev.response as { id: string }).id;
         if (ev.type === 'response.output_item.added' && (ev.item as { type: string }).type === 'message') itemId = (ev.item as { id: string }).id;
         if (ev.type === 'response.output_text.delta') gotText = true;
       }
@@ -238,12 +241,21 @@ describe('a reply the client stopped', () => {
     }
     stop.abort();
     expect(itemId).toMatch(/^msg_/);
+    expect(responseId).toMatch(/^resp_/);
     const events = await until(async () => {
       const found = [...(await readSessions(w)).values()].find((e) => JSON.stringify(e).includes(t));
       return found?.some((e) => e.type === 'llm.resp' && e.aborted === true) === true ? found : undefined;
     }, 5000);
     const partial = events.find((e): e is EventOf<'llm.resp'> => e.type === 'llm.resp')!.reply.content!;
     expect(partial.startsWith('word0')).toBe(true);
+    return { responseId: responseId!, itemId: itemId!, partial };
+  }
+  const words = Array.from({ length: 30 }, (_, i) => `word${i}`).join(' ');
+
+  it('its items name what the client received: a reference to its text goes on in the same session', async () => {
+    const t = tag('ai-stop');
+    const user = { role: 'user', content: `${t} [[slow 40]] [[say ${words}]]` };
+    const { itemId, partial } = await stopped(t, user);
 
     // The next message names the stopped reply's text, as a store-true client keeps it.
     const next = await fetch(`${w.proxy.url}/v1/responses`, {
@@ -256,6 +268,21 @@ describe('a reply the client stopped', () => {
     // The stopped reply, as the client holds it, then the new message: appended, not a rewrite.
     const msgs = after.filter((e): e is EventOf<'client.msg'> => e.type === 'client.msg').map((e) => e.msg);
     expect(msgs.at(-2)).toMatchObject({ role: 'assistant', content: partial });
+    expect(after.filter((e) => e.type === 'client.rewrite')).toStrictEqual([]);
+  });
+
+  it('previous_response_id naming it goes on from what the client received, in the same session', async () => {
+    const t = tag('ai-stop-prev');
+    const { responseId, partial } = await stopped(t, { role: 'user', content: `${t} [[slow 40]] [[say ${words}]]` });
+    const next = await fetch(`${w.proxy.url}/v1/responses`, {
+      method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test' },
+      body: JSON.stringify({ model: 'gpt-5-sim', previous_response_id: responseId, input: [{ role: 'user', content: `${t} go on [[say ok]]` }] }),
+    });
+    expect(next.status, await next.clone().text()).toBe(200);
+    expect(((await next.json()) as { previous_response_id: string }).previous_response_id).toBe(responseId);
+    const after = await sessionWith(w, t);
+    const msgs = after.filter((e): e is EventOf<'client.msg'> => e.type === 'client.msg').map((e) => e.msg);
+    expect(msgs.slice(-2)).toMatchObject([{ role: 'assistant', content: partial }, { role: 'user', content: `${t} go on [[say ok]]` }]);
     expect(after.filter((e) => e.type === 'client.rewrite')).toStrictEqual([]);
   });
 });

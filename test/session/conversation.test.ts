@@ -28,6 +28,20 @@ describe('conversationFromLog', () => {
     expect(await conversationFromLog(storeReading(async () => ({ events })), 's', 9)).toBeUndefined();
   });
 
+  it('a reply the client stopped is the text it had received, its calls left out; none received, none given', async () => {
+    const stopped = (reply: Record<string, unknown>) => [
+      ...events.slice(0, 2),
+      { seq: 3, ts, type: 'llm.resp', req: 2, reply, aborted: true, timings: { total_ms: 1 } },
+    ] as unknown as LogEvent[];
+    const partial = await conversationFromLog(storeReading(async () => ({ events: stopped({ content: 'hel', tool_calls: [{ id: 'c', name: 'f', arguments: '{"a' }], finish_reason: null }) })), 's', 2);
+    expect(partial?.messages).toStrictEqual([{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hel' }]);
+    const nothing = await conversationFromLog(storeReading(async () => ({ events: stopped({ content: null, finish_reason: null }) })), 's', 2);
+    expect(nothing?.messages).toStrictEqual([{ role: 'user', content: 'hi' }]);
+    // A failure is no reply.
+    const failed = [...events.slice(0, 2), { seq: 3, ts, type: 'llm.error', req: 2, error: 'boom' }] as unknown as LogEvent[];
+    expect(await conversationFromLog(storeReading(async () => ({ events: failed })), 's', 2)).toBeUndefined();
+  });
+
   it('is undefined for a log that is missing or damaged', async () => {
     expect(await conversationFromLog(storeReading(async () => { throw new ProxyError('session_not_found', { session: 's', file: 'f' }); }), 's', 2)).toBeUndefined();
     expect(await conversationFromLog(storeReading(async () => { throw new ProxyError('log_malformed', { file: 'f', line: '2', detail: 'bad' }); }), 's', 2)).toBeUndefined();
