@@ -146,7 +146,7 @@ export function buildApp(given: AppDeps): FastifyInstance {
     // A WebSocket asked of a conversation endpoint (Codex's built-in provider tries the Responses
     // WebSocket first): 426 tells it to go on over HTTP, which it then does at once, where a 404
     // cost five tries and seconds (docs/inbound.md).
-    const served = INBOUND_DIALECTS.find((d) => d.paths.includes(path));
+    const served = inboundOf.get(path);
     if (served !== undefined && req.headers.upgrade?.toLowerCase() === 'websocket') {
       const refused = new ProxyError('invalid_request', { detail: `The proxy serves ${path} over HTTP only: POST the request.` }, { status: 426 });
       void reply.status(426).send(served.errorBody(refused));
