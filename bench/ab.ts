@@ -12,7 +12,7 @@
  * code) and system time (its system calls).
  *
  * Usage: node dist-bench/bench/ab.js (--baseline <checkout, built> | --against floor|stack-floor|pipe)
- *   [--workload new-conversation|agent] [--pairs 12] [--requests 800]
+ *   [--workload new-conversation|agent|agent-stream] [--pairs 12] [--requests 800]
  * Prints a Markdown table; it writes nothing to RESULTS.md (a before and after belongs beside the
  * decision it supports).
  */
@@ -25,7 +25,7 @@ import { cpuMs, mainThreadCpuMs, systemCpuMs } from './peers/proc.js';
 import { startTarget, startUpstream, type Target } from './peers/targets.js';
 import { median, percentile } from './stats.js';
 
-type Workload = 'new-conversation' | 'agent';
+type Workload = 'new-conversation' | 'agent' | 'agent-stream';
 
 interface Burst {
   requests: number;
@@ -41,10 +41,10 @@ async function burst(target: Target, workload: Workload, requests: number, tag: 
   const main0 = mainThreadCpuMs(target.pid);
   const system0 = systemCpuMs(target.pid);
   const spent = (requests: number): Burst => ({ requests, cpuMs: cpuMs(target.pid) - cpu0, mainMs: mainThreadCpuMs(target.pid) - main0, systemMs: systemCpuMs(target.pid) - system0 });
-  if (workload === 'agent') {
+  if (workload !== 'new-conversation') {
     // 8 conversations of 25 turns at once: bodies to ~50 KB, as (a) grows them.
     const conversations = Math.max(8, Math.round(requests / 25));
-    const run = await drive(target, { concurrency: 8, conversations, turns: 25, turnBytes: () => 2048, stream: false, tag });
+    const run = await drive(target, { concurrency: 8, conversations, turns: 25, turnBytes: () => 2048, stream: workload === 'agent-stream', tag });
     return spent(run.samples.length);
   }
   let n = 0;
@@ -135,7 +135,7 @@ async function main(): Promise<void> {
   if ((values.baseline === undefined) === (against === undefined)) throw new Error('ab: give --baseline <checkout> (a built checkout of prefix-proxy) or --against floor|stack-floor|pipe');
   if (against !== undefined && against !== 'floor' && against !== 'stack-floor' && against !== 'pipe') throw new Error(`ab: --against is floor, stack-floor or pipe, not ${against}`);
   const workload = values.workload as Workload;
-  if (workload !== 'new-conversation' && workload !== 'agent') throw new Error(`ab: --workload is new-conversation or agent, not ${values.workload}`);
+  if (workload !== 'new-conversation' && workload !== 'agent' && workload !== 'agent-stream') throw new Error(`ab: --workload is new-conversation, agent or agent-stream, not ${values.workload}`);
   const other: Other = against !== undefined ? { against } : { baselineMain: join(resolve(values.baseline!), 'dist', 'cli', 'main.js') };
   const lines = await abRun({ other, workload, pairs: Number(values.pairs), requests: Number(values.requests) });
   process.stdout.write(`${lines.join('\n')}\n`);
