@@ -9,7 +9,10 @@ export interface DiffView {
   /** `model`, `tools`, `params`, `messages` or `messages[i].<key>` (firstDifference's `field`). */
   path: string;
   cause: string;
-  /** The field's value in the predecessor and in this request, as text; null where it is absent. */
+  /**
+   * The field's value in the predecessor and in this request, as text; null where it is absent or
+   * null (an assistant message's content when it held only tool calls), which the page words.
+   */
   before: string | null;
   after: string | null;
   context: {
@@ -61,7 +64,7 @@ function valueAt(r: NeutralRequest, d: Difference): unknown {
 }
 
 function textOf(value: unknown): string | null {
-  if (value === undefined) return null;
+  if (value === undefined || value === null) return null;
   return typeof value === 'string' ? value : JSON.stringify(value, null, 2);
 }
 

@@ -56,7 +56,11 @@ describe('a break, opened from its session', () => {
     expect(await page.getByTestId('diff-cause').textContent()).toBe('trim');
     // The highlighted text: what the predecessor had there, and the placeholder that replaced it.
     expect(await page.getByTestId('diff-after').textContent()).toMatch(/elided seq=/);
-    expect((await page.getByTestId('diff-before').textContent())!.length).toBeGreaterThan(0);
+    // What the predecessor had there: this world's first trim elides an assistant message that
+    // held only tool calls, whose content is null. Said in words, not as the JSON `null`.
+    const before = page.getByTestId('diff-before');
+    expect(await before.getAttribute('data-none')).toBe('true');
+    expect(await before.textContent()).toBe('No text: this message held none.');
     expect(await page.getByTestId('diff-after').evaluate((el) => el.ownerDocument.defaultView!.getComputedStyle(el).backgroundColor)).not.toBe('rgba(0, 0, 0, 0)');
     // The message it is in is marked among the rebuilt messages, and open.
     const marked = page.getByTestId('diff-message');

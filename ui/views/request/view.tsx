@@ -114,15 +114,24 @@ function Difference({ diff }: { diff: FirstDifference | null }) {
       <div class="sides">
         <figure>
           <figcaption>Previous request</figcaption>
-          <pre>{s.headCut && '…'}{s.head}<del data-testid="diff-before">{s.before}</del>{s.tail}{s.tailCut && '…'}</pre>
+          {diff.before === null ? <None path={diff.path} testId="diff-before" /> : <pre>{s.headCut && '…'}{s.head}<del data-testid="diff-before">{s.before}</del>{s.tail}{s.tailCut && '…'}</pre>}
         </figure>
         <figure>
           <figcaption>This request</figcaption>
-          <pre>{s.headCut && '…'}{s.head}<ins data-testid="diff-after">{s.after}</ins>{s.tail}{s.tailCut && '…'}</pre>
+          {diff.after === null ? <None path={diff.path} testId="diff-after" /> : <pre>{s.headCut && '…'}{s.head}<ins data-testid="diff-after">{s.after}</ins>{s.tail}{s.tailCut && '…'}</pre>}
         </figure>
       </div>
     </div>
   );
+}
+
+/**
+ * A side with no value (the server sends null): a message's content that held no text (an
+ * assistant message with only tool calls), or a field or message the request did not have.
+ */
+function None({ path, testId }: { path: string; testId: string }) {
+  const text = path.endsWith('.content') ? 'No text: this message held none.' : 'Not in this request.';
+  return <pre class="muted" data-testid={testId} data-none="true">{text}</pre>;
 }
 
 /** Messages open around the difference and at the end; the rest folded, one click (or Enter) away. */
