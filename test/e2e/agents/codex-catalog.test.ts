@@ -9,11 +9,18 @@ import { spawn } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TappedRequest } from '../harness.js';
 import { codexConfig } from './codex-config.js';
 import { AGENTS, binaryInstalled, startLongWorld, writeSteps, type LongWorld } from './long-session.js';
 
 const spec = AGENTS.codex;
 const WARNING = `Model metadata for \`${spec.route}\` not found`;
+
+/** The text of a Responses request's first input item. */
+function opening(r: TappedRequest): string | undefined {
+  const first = (r.body?.input as { content?: { text?: string }[] }[] | undefined)?.[0];
+  return first?.content?.[0]?.text;
+}
 
 interface Run {
   code: number | null | 'killed';
@@ -49,6 +56,8 @@ describe.runIf(binaryInstalled(spec))('Codex told of a proxy route by its own ca
   let lw: LongWorld;
   let without: Run;
   let withCatalog: Run;
+  let instructions: string;
+  let postedBefore: number;
 
   beforeAll(async () => {
     lw = await startLongWorld(spec);
@@ -61,6 +70,7 @@ describe.runIf(binaryInstalled(spec))('Codex told of a proxy route by its own ca
       return codex(['exec', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', '-C', ws, prompt], ws, home);
     };
     without = await run('without', '');
+    postedBefore = lw.front.requests.length;
     // README's recipe: Codex's own catalogue, and the entry of the OpenAI model the route stands
     // for under the route's name, with the route's context.
     const home = join(lw.scratch, 'home-debug');
@@ -70,6 +80,7 @@ describe.runIf(binaryInstalled(spec))('Codex told of a proxy route by its own ca
     const catalogue = JSON.parse(listed.output.slice(listed.output.indexOf('{'))) as { models: Record<string, unknown>[] };
     const base = catalogue.models.find((m) => m.slug === 'gpt-5.5');
     expect(base, 'Codex lists gpt-5.5').toBeDefined();
+    instructions = String(base!.base_instructions);
     const entry = { ...base, slug: spec.route, display_name: spec.route, context_window: 200_000, max_context_window: 200_000 };
     const file = join(lw.scratch, 'catalog.json');
     await writeFile(file, JSON.stringify({ models: [...catalogue.models, entry] }));
@@ -89,8 +100,15 @@ describe.runIf(binaryInstalled(spec))('Codex told of a proxy route by its own ca
     expect(withCatalog.code, withCatalog.output.slice(-2000)).toBe(0);
     expect(withCatalog.output).not.toContain(WARNING);
     expect(withCatalog.output).not.toMatch(/Model metadata for .* not found/);
-    const posted = lw.front.requests.filter((r) => r.path === '/v1/responses' && r.body?.model === spec.route);
-    // Each run's two steps, answered: the proxy saw both runs under the route's name.
-    expect(posted.length).toBeGreaterThanOrEqual(4);
+    const posted = (from: number, to = lw.front.requests.length) => lw.front.requests.slice(from, to).filter((r) => r.path === '/v1/responses' && r.body?.model === spec.route);
+    const before = posted(0, postedBefore);
+    const after = posted(postedBefore);
+    expect(before.length).toBeGreaterThanOrEqual(2);
+    expect(after.length).toBeGreaterThanOrEqual(2);
+    // The entry's own instructions now open every request (Codex sends them as its first input
+    // item, a developer message), where the fallback's did before.
+    expect(instructions.length).toBeGreaterThan(100);
+    for (const r of after) expect(opening(r)).toBe(instructions);
+    for (const r of before) expect(opening(r)).not.toBe(instructions);
   });
 });
