@@ -130,7 +130,8 @@ function Difference({ diff }: { diff: FirstDifference | null }) {
  * assistant message with only tool calls), or a field or message the request did not have.
  */
 function None({ path, testId }: { path: string; testId: string }) {
-  const text = path.endsWith('.content') ? 'No text: this message held none.' : 'Not in this request.';
+  const key = /^messages\[\d+\]\.(.+)$/.exec(path)?.[1];
+  const text = key === undefined ? 'No message here.' : key === 'content' ? 'No text: this message held none.' : `No ${key} in this message.`;
   return <pre class="muted" data-testid={testId} data-none="true">{text}</pre>;
 }
 
